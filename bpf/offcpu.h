@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/* Structures shared by the BPF collector (offcpu.bpf.c) and the daemon. */
+#ifndef OFFCPU_H
+#define OFFCPU_H
+
+/* Frames kept per stack. 127 is the kernel's default perf_event_max_stack. */
+#define OFFCPU_USER_DEPTH   127
+#define OFFCPU_KERNEL_DEPTH 64
+
+/* Task state at switch-out, as ps(1) letters. */
+enum offcpu_state {
+    OFFCPU_STATE_RUNNABLE = 'R',        /* preempted, or yielded while runnable */
+    OFFCPU_STATE_SLEEPING = 'S',        /* TASK_INTERRUPTIBLE */
+    OFFCPU_STATE_UNINTERRUPTIBLE = 'D', /* TASK_UNINTERRUPTIBLE */
+    OFFCPU_STATE_IDLE = 'I',            /* TASK_IDLE: D without load contribution */
+    OFFCPU_STATE_STOPPED = 'T',
+    OFFCPU_STATE_TRACED = 't',
+    OFFCPU_STATE_OTHER = '?',
+};
+
+/*
+ * Stacks are content-addressed: a stack is named by a 64-bit hash of its
+ * frames, and its frames live in the generation's stack map under that
+ * hash. A hash of 0 means the stack could not be taken.
+ */
+#define OFFCPU_STACK_MISSED 0ULL
+
+struct offcpu_key {
+    __u64 cgroup_id;
+    __u32 tgid;
+    __u32 tid;
+    __u64 user_stack;   /* hash, or OFFCPU_STACK_MISSED */
+    __u64 kernel_stack; /* hash, or OFFCPU_STACK_MISSED */
+    char comm[16];
+    __u32 state;        /* enum offcpu_state */
+    __u32 kthread;      /* 1 for kernel threads: no user stack to miss */
+};
+
+struct offcpu_value {
+    __u64 total_ns;
+    __u64 count;
+};
+
+struct offcpu_stack {
+    __u32 nr;     /* frames used */
+    __u32 kernel; /* 1 for a kernel stack: tells hash spaces apart */
+    __u64 ip[OFFCPU_USER_DEPTH];
+};
+
+/* Per-CPU counters of everything that happened and everything that was lost. */
+enum offcpu_stat {
+    OFFCPU_STAT_SWITCHES,          /* switch-outs recorded */
+    OFFCPU_STAT_ACCOUNTED,         /* switch-ins added to an aggregate */
+    OFFCPU_STAT_USER_STACK_EFAULT, /* user stack unreadable (paged out, no frame pointer) */
+    OFFCPU_STAT_USER_STACK_ERROR,  /* any other user stack error */
+    OFFCPU_STAT_KERNEL_STACK_ERROR,
+    OFFCPU_STAT_STACK_MAP_FULL,    /* a stack could not be stored: its time counts as missed */
+    OFFCPU_STAT_STACK_COLLISION,   /* two different stacks with one hash: time counts as missed */
+    OFFCPU_STAT_AGG_MAP_FULL,      /* an aggregate entry could not be created: time lost */
+    OFFCPU_STAT_AGG_LOST_NS,       /* ...and how much time that was */
+    OFFCPU_STAT_NO_SWITCH_OUT,     /* switch-in with no switch-out record (task seen first) */
+    OFFCPU_STAT_STORAGE_FAIL,      /* no per-task storage could be had at switch-out */
+    OFFCPU_STAT__MAX,
+};
+
+struct offcpu_stats {
+    __u64 v[OFFCPU_STAT__MAX];
+};
+
+#endif

@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include "collector.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "macro.h"
+#include "offcpu.skel.h"
+
+struct collector {
+    struct offcpu_bpf *skel;
+    enum collector_attach attach;
+    uint32_t gen;           /* generation the programs write now */
+    bool membarrier_global; /* membarrier can wait for an RCU grace period */
+    int ncpus;
+    int64_t gen_start_ns;   /* CLOCK_REALTIME when the current generation began */
+    struct drained d;
+    uint32_t agg_cap, stack_cap;
+};
+
+static int64_t realtime_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+    /* libbpf's info/debug chatter is noise in a daemon's log; warnings are not */
+    if (level != LIBBPF_WARN)
+        return 0;
+    return vfprintf(stderr, fmt, ap);
+}
+
+static int open_skeleton(const struct collector_options *o, enum collector_attach attach,
+                         struct offcpu_bpf **ret)
+{
+    struct offcpu_bpf *skel;
+    int r;
+
+    skel = offcpu_bpf__open();
+    if (!skel)
+        return -errno;
+    bpf_map__set_max_entries(skel->maps.agg0, o->agg_entries);
+    bpf_map__set_max_entries(skel->maps.agg1, o->agg_entries);
+    bpf_map__set_max_entries(skel->maps.stacks0, o->stack_entries);
+    bpf_map__set_max_entries(skel->maps.stacks1, o->stack_entries);
+    if (attach == COLLECTOR_ATTACH_TP_BTF) {
+        bpf_program__set_autoload(skel->progs.on_switch_raw, false);
+    } else {
+        bpf_program__set_autoload(skel->progs.on_switch_btf, false);
+        bpf_program__set_autoload(skel->progs.charge_blocked, false);
+        /* task storage needs kernel BTF, which is what raw_tp does without */
+        bpf_map__set_autocreate(skel->maps.task_recs, false);
+        bpf_map__set_max_entries(skel->maps.tid_recs, o->task_entries);
+    }
+    r = offcpu_bpf__load(skel);
+    if (r < 0) {
+        r = -errno;
+        offcpu_bpf__destroy(skel);
+        return r;
+    }
+    *ret = skel;
+    return 0;
+}
+
+static int load_and_attach(struct collector *c, const struct collector_options *o)
+{
+    enum collector_attach attach = o->attach == COLLECTOR_ATTACH_RAW_TP ? COLLECTOR_ATTACH_RAW_TP
+                                                                        : COLLECTOR_ATTACH_TP_BTF;
+    int r;
+
+    r = open_skeleton(o, attach, &c->skel);
+    if (r < 0 && o->attach == COLLECTOR_ATTACH_AUTO) {
+        log_warning("tp_btf/sched_switch did not load (%s), falling back to raw_tp",
+                    strerror(-r));
+        attach = COLLECTOR_ATTACH_RAW_TP;
+        r = open_skeleton(o, attach, &c->skel);
+    }
+    if (r < 0)
+        return r;
+    c->attach = attach;
+    c->gen = 0;
+    c->skel->bss->gen = 0;
+    c->gen_start_ns = realtime_ns();
+    r = offcpu_bpf__attach(c->skel);
+    return r < 0 ? -errno : 0;
+}
+
+int collector_open(const struct collector_options *o, struct collector **ret)
+{
+    struct collector *c;
+    int r, mask;
+
+    libbpf_set_print(libbpf_print);
+    c = calloc(1, sizeof(*c));
+    if (!c)
+        return -ENOMEM;
+    c->ncpus = libbpf_num_possible_cpus();
+    c->agg_cap = o->agg_entries;
+    c->stack_cap = o->stack_entries;
+    c->d.keys = calloc(c->agg_cap, sizeof(*c->d.keys));
+    c->d.values = calloc(c->agg_cap, sizeof(*c->d.values));
+    c->d.stacks = calloc(c->stack_cap, sizeof(*c->d.stacks));
+    c->d.stack_hashes = calloc(c->stack_cap, sizeof(*c->d.stack_hashes));
+    c->d.index = calloc(c->stack_cap, sizeof(*c->d.index));
+    if (c->ncpus <= 0 || !c->d.keys || !c->d.values || !c->d.stacks || !c->d.stack_hashes ||
+        !c->d.index) {
+        collector_free(c);
+        return -ENOMEM;
+    }
+    mask = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    c->membarrier_global = mask > 0 && (mask & MEMBARRIER_CMD_GLOBAL);
+    if (!c->membarrier_global)
+        log_warning("membarrier(MEMBARRIER_CMD_GLOBAL) unavailable (nohz_full?): "
+                    "waiting 20ms after each flip instead of an RCU grace period");
+    r = load_and_attach(c, o);
+    if (r < 0) {
+        collector_free(c);
+        return r;
+    }
+    *ret = c;
+    return 0;
+}
+
+struct collector *collector_free(struct collector *c)
+{
+    if (!c)
+        return NULL;
+    offcpu_bpf__destroy(c->skel);
+    free(c->d.keys);
+    free(c->d.values);
+    free(c->d.stacks);
+    free(c->d.stack_hashes);
+    free(c->d.index);
+    free(c);
+    return NULL;
+}
+
+const char *collector_attach_name(const struct collector *c)
+{
+    return c->attach == COLLECTOR_ATTACH_RAW_TP ? "raw_tp" : "tp_btf";
+}
+
+/*
+ * Programs on sched_switch run with interrupts off, so once an RCU grace
+ * period has passed after the flip, none of them can still be using the old
+ * generation. MEMBARRIER_CMD_GLOBAL waits for exactly that.
+ */
+static void wait_for_writers(struct collector *c)
+{
+    if (c->membarrier_global && syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
+        return;
+    usleep(20 * 1000);
+}
+
+/* Read and delete every entry of a hash map; returns the number read. */
+static int drain_map(int fd, void *keys, size_t key_size, void *values, size_t value_size,
+                     uint32_t cap)
+{
+    uint64_t batch = 0;
+    uint32_t n = 0;
+    bool first = true;
+
+    while (n < cap) {
+        uint32_t count = cap - n;
+        int r = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &batch, &batch,
+                                                (char *)keys + (size_t)n * key_size,
+                                                (char *)values + (size_t)n * value_size, &count,
+                                                NULL);
+
+        n += count;
+        first = false;
+        if (r < 0) {
+            if (errno == ENOENT) /* no more buckets */
+                return n;
+            return -errno;
+        }
+    }
+    return n;
+}
+
+static int cmp_slot(const void *a, const void *b)
+{
+    const struct drained_slot *x = a, *y = b;
+
+    return x->hash < y->hash ? -1 : x->hash > y->hash;
+}
+
+/* Charge the time of tasks still blocked to the generation about to end. */
+static int charge_blocked(struct collector *c)
+{
+    _cleanup_close_ int fd = -1;
+    char buf[64];
+    ssize_t n;
+
+    if (!c->skel->links.charge_blocked)
+        return 0; /* raw_tp: no task storage to walk */
+    fd = bpf_iter_create(bpf_link__fd(c->skel->links.charge_blocked));
+    if (fd < 0)
+        return -errno;
+    /* the program prints nothing: reading runs it over every task */
+    while ((n = read(fd, buf, sizeof(buf))) > 0)
+        ;
+    return n < 0 ? -errno : 0;
+}
+
+int collector_flip_and_drain(struct collector *c, struct drained **ret)
+{
+    uint32_t old = c->gen;
+    int64_t now;
+    int n, m;
+
+    n = charge_blocked(c);
+    if (n < 0)
+        log_warning("charging tasks still blocked: %s", strerror(-n));
+    c->gen = old ^ 1;
+    c->skel->bss->gen = c->gen;
+    now = realtime_ns();
+    wait_for_writers(c);
+
+    n = drain_map(bpf_map__fd(old ? c->skel->maps.agg1 : c->skel->maps.agg0), c->d.keys,
+                  sizeof(*c->d.keys), c->d.values, sizeof(*c->d.values), c->agg_cap);
+    if (n < 0)
+        return log_error_errno(n, "draining aggregates of generation %u: %s", old,
+                               strerror(-n));
+    m = drain_map(bpf_map__fd(old ? c->skel->maps.stacks1 : c->skel->maps.stacks0), c->d.stack_hashes,
+                  sizeof(*c->d.stack_hashes), c->d.stacks, sizeof(*c->d.stacks), c->stack_cap);
+    if (m < 0)
+        return log_error_errno(m, "draining stacks of generation %u: %s", old, strerror(-m));
+
+    for (int i = 0; i < m; i++)
+        c->d.index[i] = (struct drained_slot){.hash = c->d.stack_hashes[i], .idx = i};
+    qsort(c->d.index, m, sizeof(*c->d.index), cmp_slot);
+
+    c->d.n = n;
+    c->d.nstacks = m;
+    c->d.start_ns = c->gen_start_ns;
+    c->d.end_ns = now;
+    c->gen_start_ns = now;
+    *ret = &c->d;
+    return 0;
+}
+
+const struct offcpu_stack *drained_find_stack(const struct drained *d, uint64_t hash)
+{
+    size_t lo = 0, hi = d->nstacks;
+
+    if (hash == OFFCPU_STACK_MISSED)
+        return NULL;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (d->index[mid].hash == hash)
+            return &d->stacks[d->index[mid].idx];
+        if (d->index[mid].hash < hash)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+int collector_read_stats(struct collector *c, uint64_t ret[OFFCPU_STAT__MAX])
+{
+    _cleanup_free_ struct offcpu_stats *percpu = calloc(c->ncpus, sizeof(*percpu));
+    uint32_t zero = 0;
+
+    if (!percpu)
+        return -ENOMEM;
+    if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.stats), &zero, percpu) < 0)
+        return -errno;
+    memset(ret, 0, sizeof(uint64_t) * OFFCPU_STAT__MAX);
+    for (int cpu = 0; cpu < c->ncpus; cpu++)
+        for (int i = 0; i < OFFCPU_STAT__MAX; i++)
+            ret[i] += percpu[cpu].v[i];
+    return 0;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The BPF side seen from user space: load and attach the sched_switch
+ * program, flip the generation, wait until nothing writes the old one, and
+ * drain it completely.
+ */
+#ifndef COLLECTOR_H
+#define COLLECTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+#include "offcpu.h"
+
+enum collector_attach {
+    COLLECTOR_ATTACH_AUTO,
+    COLLECTOR_ATTACH_TP_BTF,
+    COLLECTOR_ATTACH_RAW_TP,
+};
+
+struct collector_options {
+    enum collector_attach attach;
+    uint32_t agg_entries;   /* aggregate entries per generation */
+    uint32_t stack_entries; /* distinct stacks per generation */
+    uint32_t task_entries;  /* raw_tp only: tasks with a pending switch-out */
+};
+
+struct drained_slot {
+    uint64_t hash;
+    uint32_t idx; /* into drained.stacks */
+};
+
+/* One drained generation. */
+struct drained {
+    size_t n;
+    struct offcpu_key *keys;
+    struct offcpu_value *values;
+    size_t nstacks;
+    uint64_t *stack_hashes;       /* as read, unordered */
+    struct offcpu_stack *stacks;
+    struct drained_slot *index;   /* sorted by hash, for drained_find_stack */
+    int64_t start_ns, end_ns; /* CLOCK_REALTIME bounds of the generation */
+};
+
+struct collector;
+
+int collector_open(const struct collector_options *opts, struct collector **ret);
+struct collector *collector_free(struct collector *c);
+
+/* "tp_btf" or "raw_tp". */
+const char *collector_attach_name(const struct collector *c);
+
+/* Flip to the other generation and drain the one that was current into d
+ * (whose buffers belong to the collector and stay valid until the next call). */
+int collector_flip_and_drain(struct collector *c, struct drained **ret);
+
+/* Stack with this hash in a drained generation, or NULL. */
+const struct offcpu_stack *drained_find_stack(const struct drained *d, uint64_t hash);
+
+/* Counters summed over CPUs. */
+int collector_read_stats(struct collector *c, uint64_t ret[OFFCPU_STAT__MAX]);
+
+#endif

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "duration.h"
+#include "log.h"
+#include "macro.h"
+
+void config_defaults(struct config *c)
+{
+    const char *env = getenv("OFFCPUD_SOCKET");
+
+    memset(c, 0, sizeof(*c));
+    snprintf(c->socket_path, sizeof(c->socket_path), "%s",
+             env && *env ? env : DEFAULT_SOCKET_PATH);
+    c->interval_ns = 1 * NSEC_PER_SEC;
+    c->retention_ns = 15 * 60 * NSEC_PER_SEC;
+    c->memory_limit = 256ULL << 20;
+    c->collector = (struct collector_options){
+        .attach = COLLECTOR_ATTACH_AUTO,
+        .agg_entries = 65536,
+        .stack_entries = 16384,
+        .task_entries = 32768,
+    };
+    c->max_clients = 128;
+    c->request_limit = 64 * 1024;
+    c->output_limit = 256ULL << 20;
+}
+
+/* "256M", "1GiB", "4096" (bytes); binary units. */
+static int parse_size(const char *s, uint64_t *ret)
+{
+    static const struct {
+        const char *suffix;
+        unsigned shift;
+    } units[] = {{"", 0},   {"K", 10},  {"KiB", 10}, {"M", 20},
+                 {"MiB", 20}, {"G", 30}, {"GiB", 30}};
+    char *end;
+    unsigned long long v;
+
+    if (!isdigit((unsigned char)*s))
+        return -EINVAL;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno)
+        return -ERANGE;
+    for (size_t i = 0; i < ARRAY_SIZE(units); i++)
+        if (strcmp(end, units[i].suffix) == 0) {
+            if (v > (UINT64_MAX >> units[i].shift))
+                return -ERANGE;
+            *ret = v << units[i].shift;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *ret)
+{
+    char *end;
+    unsigned long v;
+
+    if (!isdigit((unsigned char)*s))
+        return -EINVAL;
+    errno = 0;
+    v = strtoul(s, &end, 10);
+    if (errno || *end || v < min || v > max)
+        return -EINVAL;
+    *ret = v;
+    return 0;
+}
+
+int config_set(struct config *c, const char *key, const char *value, const char **why)
+{
+    uint64_t v;
+
+    if (strcmp(key, "socket") == 0) {
+        if (value[0] != '/' || strlen(value) >= 108) {
+            *why = "must be an absolute path shorter than 108 bytes";
+            return -EINVAL;
+        }
+        snprintf(c->socket_path, sizeof(c->socket_path), "%s", value);
+    } else if (strcmp(key, "interval") == 0) {
+        if (duration_parse(value, &v) < 0 || v < 10 * NSEC_PER_MSEC || v > 3600 * NSEC_PER_SEC) {
+            *why = "must be a duration from 10ms to 1h, e.g. 1s";
+            return -EINVAL;
+        }
+        c->interval_ns = v;
+    } else if (strcmp(key, "retention") == 0) {
+        if (duration_parse(value, &v) < 0 || v < NSEC_PER_SEC) {
+            *why = "must be a duration of at least 1s, e.g. 15m";
+            return -EINVAL;
+        }
+        c->retention_ns = v;
+    } else if (strcmp(key, "memory-limit") == 0) {
+        if (parse_size(value, &v) < 0 || v < (1ULL << 20)) {
+            *why = "must be a size of at least 1M, e.g. 256M";
+            return -EINVAL;
+        }
+        c->memory_limit = v;
+    } else if (strcmp(key, "attach") == 0) {
+        if (strcmp(value, "auto") == 0)
+            c->collector.attach = COLLECTOR_ATTACH_AUTO;
+        else if (strcmp(value, "tp_btf") == 0)
+            c->collector.attach = COLLECTOR_ATTACH_TP_BTF;
+        else if (strcmp(value, "raw_tp") == 0)
+            c->collector.attach = COLLECTOR_ATTACH_RAW_TP;
+        else {
+            *why = "must be auto, tp_btf or raw_tp";
+            return -EINVAL;
+        }
+    } else if (strcmp(key, "aggregate-entries") == 0) {
+        if (parse_u32(value, 1024, 1U << 24, &c->collector.agg_entries) < 0) {
+            *why = "must be a number from 1024 to 16777216";
+            return -EINVAL;
+        }
+    } else if (strcmp(key, "stack-entries") == 0) {
+        if (parse_u32(value, 1024, 1U << 22, &c->collector.stack_entries) < 0) {
+            *why = "must be a number from 1024 to 4194304";
+            return -EINVAL;
+        }
+    } else if (strcmp(key, "max-clients") == 0) {
+        if (parse_u32(value, 1, 65536, &c->max_clients) < 0) {
+            *why = "must be a number from 1 to 65536";
+            return -EINVAL;
+        }
+    } else {
+        return -ENOENT;
+    }
+    return 0;
+}
+
+static char *strip(char *s)
+{
+    char *end;
+
+    while (isspace((unsigned char)*s))
+        s++;
+    end = s + strlen(s);
+    while (end > s && isspace((unsigned char)end[-1]))
+        *--end = '\0';
+    return s;
+}
+
+int config_load_file(struct config *c, const char *path)
+{
+    _cleanup_fclose_ FILE *f = fopen(path, "re");
+    _cleanup_free_ char *line = NULL;
+    size_t size = 0;
+    unsigned lineno = 0;
+
+    if (!f)
+        return log_error_errno(errno, "%s: %s", path, strerror(errno));
+    while (getline(&line, &size, f) >= 0) {
+        char *eq, *key, *value, *hash = strchr(line, '#');
+        const char *why = "invalid value";
+        int r;
+
+        lineno++;
+        if (hash)
+            *hash = '\0';
+        key = strip(line);
+        if (!*key)
+            continue;
+        eq = strchr(key, '=');
+        if (!eq)
+            return log_error_errno(EINVAL, "%s:%u: expected 'key = value'", path, lineno);
+        *eq = '\0';
+        key = strip(key);
+        value = strip(eq + 1);
+        r = config_set(c, key, value, &why);
+        if (r == -ENOENT)
+            return log_error_errno(EINVAL, "%s:%u: unknown key '%s'", path, lineno, key);
+        if (r < 0)
+            return log_error_errno(EINVAL, "%s:%u: %s %s", path, lineno, key, why);
+    }
+    return 0;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Settings: built-in defaults, then the config file, then the command line. */
+#ifndef CONFIG_H
+#define CONFIG_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collector.h"
+
+#define DEFAULT_SOCKET_PATH "/run/offcpud/offcpud.sock"
+
+struct config {
+    char socket_path[PATH_MAX];
+    uint64_t interval_ns;
+    uint64_t retention_ns;
+    uint64_t memory_limit;
+    struct collector_options collector;
+    uint32_t max_clients;
+    uint32_t request_limit; /* bytes of one request */
+    uint64_t output_limit;  /* bytes queued for one client */
+};
+
+void config_defaults(struct config *c);
+
+/* Set one key ("interval", "retention", "memory-limit", "socket", ...) from its
+ * text. Returns 0, -ENOENT for an unknown key or -EINVAL with *why set. */
+int config_set(struct config *c, const char *key, const char *value, const char **why);
+
+/* Read "key = value" lines ('#' comments). Errors are logged as file:line. */
+int config_load_file(struct config *c, const char *path);
+
+#endif

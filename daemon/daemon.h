@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The daemon's state, shared by the main loop, the drain and the API. */
+#ifndef DAEMON_H
+#define DAEMON_H
+
+#include <stdint.h>
+
+#include "cgroups.h"
+#include "collector.h"
+#include "config.h"
+#include "ring.h"
+#include "snapshot.h"
+#include "symbolizer.h"
+
+struct server;
+
+struct daemon_stats {
+    uint64_t drains;
+    uint64_t drain_last_ns;
+    uint64_t drain_max_ns;
+    uint64_t requests;
+    uint64_t request_errors;
+    struct snapshot_stats snap;
+};
+
+struct daemon {
+    struct config cfg;
+    struct collector *collector;
+    struct symbolizer *sym;
+    struct cgroups *cgroups; /* NULL without a cgroup2 mount */
+    struct ring ring;
+    struct server *server;
+    int epfd;
+    int64_t started_mono_ns;
+    int64_t last_drain_mono_ns;
+    struct daemon_stats stats;
+};
+
+/* Flip, drain, name and keep one generation. */
+int daemon_drain(struct daemon *d);
+
+int64_t clock_ns(int clock);
+
+#endif

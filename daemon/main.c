@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* offcpud: keeps off-CPU stacks of every task, answers queries on a socket. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "duration.h"
+#include "event.h"
+#include "log.h"
+#include "macro.h"
+#include "server.h"
+
+int64_t clock_ns(int clock)
+{
+    struct timespec ts;
+
+    clock_gettime(clock, &ts);
+    return (int64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+int daemon_drain(struct daemon *d)
+{
+    int64_t t0 = clock_ns(CLOCK_MONOTONIC), took;
+    struct snapshot *snap;
+    struct drained *dr;
+    int r;
+
+    r = collector_flip_and_drain(d->collector, &dr);
+    if (r < 0)
+        return r;
+    r = snapshot_build(dr, d->sym, d->cgroups, &d->ring.intern, &snap, &d->stats.snap);
+    if (r < 0)
+        return log_error_errno(r, "keeping a snapshot of %zu records: %s", dr->n, strerror(-r));
+    r = ring_push(&d->ring, snap, clock_ns(CLOCK_REALTIME));
+    if (r < 0) {
+        snapshot_free(&d->ring.intern, snap);
+        return log_error_errno(r, "keeping a snapshot: %s", strerror(-r));
+    }
+    d->last_drain_mono_ns = clock_ns(CLOCK_MONOTONIC);
+    took = d->last_drain_mono_ns - t0;
+    d->stats.drains++;
+    d->stats.drain_last_ns = took;
+    if ((uint64_t)took > d->stats.drain_max_ns)
+        d->stats.drain_max_ns = took;
+    return 0;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: offcpud [OPTIONS]\n"
+            "Always-on off-CPU profiler: sums blocked time per stack in the kernel and\n"
+            "answers queries from offcpuctl on a Varlink socket.\n\n"
+            "  -c, --config FILE          read settings from FILE (command line wins)\n"
+            "  -s, --socket PATH          listen on PATH (default %s, or $OFFCPUD_SOCKET)\n"
+            "  -i, --interval DURATION    snapshot interval (default 1s)\n"
+            "  -r, --retention DURATION   keep snapshots this long (default 15m)\n"
+            "  -m, --memory-limit SIZE    memory for snapshots (default 256M)\n"
+            "      --attach MODE          auto, tp_btf or raw_tp (default auto)\n"
+            "  -h, --help                 show this help\n"
+            "  -V, --version              show the version\n",
+            DEFAULT_SOCKET_PATH);
+}
+
+static const struct option long_options[] = {
+    {"config", required_argument, NULL, 'c'},
+    {"socket", required_argument, NULL, 's'},
+    {"interval", required_argument, NULL, 'i'},
+    {"retention", required_argument, NULL, 'r'},
+    {"memory-limit", required_argument, NULL, 'm'},
+    {"attach", required_argument, NULL, 'a'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
+};
+
+/* Returns 0 to go on, 1 to exit successfully (help, version), -EINVAL on misuse. */
+static int parse_args(int argc, char **argv, struct config *cfg)
+{
+    const char *config_file = NULL;
+    int c, idx;
+
+    /* the file first, so that the command line overrides it */
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "c:s:i:r:m:hV", long_options, NULL)) != -1)
+        if (c == 'c')
+            config_file = optarg;
+    if (config_file && config_load_file(cfg, config_file) < 0)
+        return -EINVAL;
+
+    optind = 1;
+    opterr = 1;
+    while ((c = getopt_long(argc, argv, "c:s:i:r:m:hV", long_options, &idx)) != -1) {
+        const char *why = "invalid value";
+        const char *key = NULL;
+
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return 1;
+        case 'V':
+            printf("offcpud %s\n", OFFCPUD_VERSION);
+            return 1;
+        case 'c':
+            continue;
+        case '?':
+            usage(stderr);
+            return -EINVAL;
+        default:
+            for (idx = 0; long_options[idx].name; idx++)
+                if (long_options[idx].val == c)
+                    key = long_options[idx].name;
+            if (config_set(cfg, key, optarg, &why) < 0) {
+                log_error("--%s %s: %s", key, optarg, why);
+                return -EINVAL;
+            }
+        }
+    }
+    if (optind < argc) {
+        log_error("unexpected argument '%s'", argv[optind]);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+struct loop {
+    struct event_source timer;
+    struct event_source signals;
+    struct daemon *d;
+    bool quit;
+};
+
+static void on_timer(struct event_source *src, uint32_t events)
+{
+    struct loop *l = container_of(src, struct loop, timer);
+    uint64_t expirations;
+
+    if (read(src->fd, &expirations, sizeof(expirations)) < 0)
+        return;
+    daemon_drain(l->d);
+}
+
+static void on_signal(struct event_source *src, uint32_t events)
+{
+    struct loop *l = container_of(src, struct loop, signals);
+    struct signalfd_siginfo si;
+
+    if (read(src->fd, &si, sizeof(si)) != sizeof(si))
+        return;
+    if (si.ssi_signo == SIGHUP) {
+        log_info("SIGHUP: configuration reload is not supported yet; nothing changed");
+        return;
+    }
+    log_info("%s: exiting", strsignal(si.ssi_signo));
+    l->quit = true;
+}
+
+static int setup_loop(struct loop *l, struct daemon *d)
+{
+    struct itimerspec its = {
+        .it_interval = {.tv_sec = d->cfg.interval_ns / NSEC_PER_SEC,
+                        .tv_nsec = d->cfg.interval_ns % NSEC_PER_SEC},
+    };
+    sigset_t mask;
+    int r;
+
+    its.it_value = its.it_interval;
+    l->d = d;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGHUP);
+    sigprocmask(SIG_BLOCK, &mask, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    l->signals = (struct event_source){.fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC),
+                                       .dispatch = on_signal};
+    l->timer = (struct event_source){
+        .fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC), .dispatch = on_timer};
+    if (l->signals.fd < 0 || l->timer.fd < 0 || timerfd_settime(l->timer.fd, 0, &its, NULL) < 0)
+        return -errno;
+    r = event_watch(d->epfd, EPOLL_CTL_ADD, &l->signals, EPOLLIN);
+    if (r == 0)
+        r = event_watch(d->epfd, EPOLL_CTL_ADD, &l->timer, EPOLLIN);
+    return r;
+}
+
+static int run(struct daemon *d)
+{
+    struct loop l = {0};
+    int r = setup_loop(&l, d);
+
+    if (r < 0)
+        return log_error_errno(r, "setting up the event loop: %s", strerror(-r));
+    sd_notifyf(0, "READY=1\nSTATUS=collecting (%s), socket %s", collector_attach_name(d->collector),
+               d->cfg.socket_path);
+    log_info("ready: attached (%s), listening on %s", collector_attach_name(d->collector),
+             d->cfg.socket_path);
+    while (!l.quit) {
+        struct epoll_event ev[32];
+        int n = epoll_wait(d->epfd, ev, ARRAY_SIZE(ev), -1);
+
+        if (n < 0 && errno != EINTR)
+            return log_error_errno(errno, "epoll_wait: %s", strerror(errno));
+        for (int i = 0; i < n; i++) {
+            struct event_source *src = ev[i].data.ptr;
+
+            src->dispatch(src, ev[i].events);
+        }
+    }
+    sd_notify(0, "STOPPING=1");
+    close(l.timer.fd);
+    close(l.signals.fd);
+    return 0;
+}
+
+static int start(struct daemon *d)
+{
+    int r;
+
+    d->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (d->epfd < 0)
+        return log_error_errno(errno, "epoll_create1: %s", strerror(errno));
+    d->started_mono_ns = clock_ns(CLOCK_MONOTONIC);
+    d->last_drain_mono_ns = d->started_mono_ns;
+    ring_init(&d->ring, d->cfg.retention_ns, d->cfg.memory_limit);
+    r = symbolizer_new(&d->sym);
+    if (r < 0)
+        return log_error_errno(r, "setting up the symbolizer: %s", strerror(-r));
+    r = cgroups_new(&d->cgroups);
+    if (r < 0)
+        log_warning("no cgroup v2 mount (%s): cgroup paths unknown", strerror(-r));
+    r = collector_open(&d->cfg.collector, &d->collector);
+    if (r < 0)
+        return log_error_errno(r, "loading the BPF collector: %s%s", strerror(-r),
+                               r == -EPERM ? " (offcpud needs root: CAP_BPF and CAP_PERFMON)" : "");
+    return server_new(d, &d->server);
+}
+
+static void stop(struct daemon *d)
+{
+    d->server = server_free(d->server);
+    d->collector = collector_free(d->collector);
+    ring_done(&d->ring);
+    d->cgroups = cgroups_free(d->cgroups);
+    d->sym = symbolizer_free(d->sym);
+    if (d->epfd >= 0)
+        close(d->epfd);
+}
+
+int main(int argc, char **argv)
+{
+    struct daemon d = {.epfd = -1};
+    int r;
+
+    log_setup();
+    config_defaults(&d.cfg);
+    r = parse_args(argc, argv, &d.cfg);
+    if (r != 0)
+        return r > 0 ? EXIT_SUCCESS : 2;
+    r = start(&d);
+    if (r == 0)
+        r = run(&d);
+    stop(&d);
+    return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

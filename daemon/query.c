@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include "query.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool in_cgroup(const char *path, const char *want)
+{
+    size_t n = strlen(want);
+
+    if (strcmp(want, "/") == 0)
+        return true;
+    return strncmp(path, want, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static bool record_matches(const struct ring *r, const struct query *q, const struct record *rec)
+{
+    if (q->pid >= 0 && rec->tgid != q->pid)
+        return false;
+    if (q->tid >= 0 && rec->tid != q->tid)
+        return false;
+    if (q->state && rec->state != q->state)
+        return false;
+    if (q->comm && strcmp(intern_string_get(&r->intern, rec->comm), q->comm) != 0)
+        return false;
+    if (q->cgroup && (!rec->cgroup || !in_cgroup(intern_string_get(&r->intern, rec->cgroup),
+                                                 q->cgroup)))
+        return false;
+    return true;
+}
+
+static void row_from_record(struct query_row *row, const struct record *rec, unsigned group_by)
+{
+    *row = (struct query_row){
+        .comm = rec->comm,
+        .ustack = rec->ustack,
+        .kstack = rec->kstack,
+        .cgroup = group_by & QUERY_GROUP_CGROUP ? rec->cgroup : 0,
+        .pid = group_by & QUERY_GROUP_PID ? rec->tgid : 0,
+        .tid = group_by & QUERY_GROUP_TID ? rec->tid : 0,
+        .state = group_by & QUERY_GROUP_STATE ? rec->state : 0,
+        .total_ns = rec->total_ns,
+        .count = rec->count,
+    };
+}
+
+#define CMP(a, b)                                                                                  \
+    do {                                                                                           \
+        if ((a) != (b))                                                                            \
+            return (a) < (b) ? -1 : 1;                                                             \
+    } while (0)
+
+static int cmp_identity(const void *a, const void *b)
+{
+    const struct query_row *x = a, *y = b;
+
+    CMP(x->comm, y->comm);
+    CMP(x->ustack, y->ustack);
+    CMP(x->kstack, y->kstack);
+    CMP(x->pid, y->pid);
+    CMP(x->tid, y->tid);
+    CMP(x->state, y->state);
+    CMP(x->cgroup, y->cgroup);
+    return 0;
+}
+
+static int cmp_total(const void *a, const void *b)
+{
+    const struct query_row *x = a, *y = b;
+
+    CMP(y->total_ns, x->total_ns);
+    return cmp_identity(a, b);
+}
+
+static int collect(const struct ring *r, const struct query *q, struct query_result *res)
+{
+    size_t cap = 0;
+
+    for (size_t s = 0; s < r->n; s++) {
+        const struct snapshot *snap = r->snaps[s];
+
+        if (snap->end_ns <= q->start_ns || snap->end_ns > q->end_ns)
+            continue;
+        if (!res->snapshots || snap->start_ns < res->start_ns)
+            res->start_ns = snap->start_ns;
+        if (!res->snapshots || snap->end_ns > res->end_ns)
+            res->end_ns = snap->end_ns;
+        res->snapshots++;
+        for (uint32_t i = 0; i < snap->n; i++) {
+            if (!record_matches(r, q, &snap->records[i]))
+                continue;
+            if (res->n == cap) {
+                size_t ncap = cap ? cap * 2 : 1024;
+                struct query_row *rows = realloc(res->rows, ncap * sizeof(*rows));
+
+                if (!rows)
+                    return -ENOMEM;
+                res->rows = rows;
+                cap = ncap;
+            }
+            row_from_record(&res->rows[res->n++], &snap->records[i], q->group_by);
+        }
+    }
+    return 0;
+}
+
+/* Sum rows of equal identity; they are adjacent once sorted by identity. */
+static void merge(struct query_result *res, uint64_t min_total_ns)
+{
+    size_t out = 0;
+
+    qsort(res->rows, res->n, sizeof(*res->rows), cmp_identity);
+    for (size_t i = 0; i < res->n; i++) {
+        if (out > 0 && cmp_identity(&res->rows[out - 1], &res->rows[i]) == 0) {
+            res->rows[out - 1].total_ns += res->rows[i].total_ns;
+            res->rows[out - 1].count += res->rows[i].count;
+        } else {
+            res->rows[out++] = res->rows[i];
+        }
+    }
+    res->n = 0;
+    for (size_t i = 0; i < out; i++)
+        if (res->rows[i].total_ns >= min_total_ns)
+            res->rows[res->n++] = res->rows[i];
+    qsort(res->rows, res->n, sizeof(*res->rows), cmp_total);
+}
+
+int query_run(const struct ring *r, const struct query *q, struct query_result *res)
+{
+    int ret;
+
+    memset(res, 0, sizeof(*res));
+    ret = collect(r, q, res);
+    if (ret < 0) {
+        query_result_done(res);
+        return ret;
+    }
+    if (!res->snapshots) {
+        res->start_ns = q->start_ns;
+        res->end_ns = q->end_ns;
+    }
+    merge(res, q->min_total_ns);
+    return 0;
+}
+
+void query_result_done(struct query_result *res)
+{
+    free(res->rows);
+    memset(res, 0, sizeof(*res));
+}

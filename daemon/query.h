@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Selecting snapshots by time, filtering their records and merging stacks. */
+#ifndef QUERY_H
+#define QUERY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ring.h"
+
+enum {
+    QUERY_GROUP_PID = 1 << 0,
+    QUERY_GROUP_TID = 1 << 1,
+    QUERY_GROUP_STATE = 1 << 2,
+    QUERY_GROUP_CGROUP = 1 << 3,
+};
+
+struct query {
+    int64_t start_ns; /* a snapshot is in the window when start_ns < its end <= end_ns */
+    int64_t end_ns;
+    int64_t pid, tid; /* < 0: any */
+    const char *cgroup; /* normalized path: that cgroup and those below it */
+    const char *comm;
+    char state;       /* 0: any */
+    uint64_t min_total_ns;
+    unsigned group_by;
+};
+
+struct query_row {
+    uint32_t comm, ustack, kstack, cgroup; /* interned ids */
+    uint32_t pid, tid;
+    char state;
+    uint64_t total_ns;
+    uint64_t count;
+};
+
+struct query_result {
+    struct query_row *rows; /* largest total first */
+    size_t n;
+    size_t snapshots;
+    int64_t start_ns, end_ns; /* what the chosen snapshots cover */
+};
+
+int query_run(const struct ring *r, const struct query *q, struct query_result *res);
+void query_result_done(struct query_result *res);
+
+#endif

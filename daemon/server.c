@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include "server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "daemon.h"
+#include "event.h"
+#include "log.h"
+#include "macro.h"
+#include "varlink_frame.h"
+
+struct conn {
+    struct event_source src;
+    struct server *srv;
+    struct peer peer;
+    struct vl_input in;
+    struct vl_output out;
+    uint32_t watched; /* epoll events asked for */
+    bool closing;     /* close once the output is written */
+    struct conn *prev, *next;
+};
+
+struct server {
+    struct event_source listener;
+    struct daemon *d;
+    bool bound_here; /* we made the socket file, so we remove it */
+    struct conn *conns;
+    size_t nconns;
+};
+
+static void conn_free(struct conn *c)
+{
+    struct server *s = c->srv;
+
+    epoll_ctl(s->d->epfd, EPOLL_CTL_DEL, c->src.fd, NULL);
+    close(c->src.fd);
+    vl_input_done(&c->in);
+    vl_output_done(&c->out);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        s->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    s->nconns--;
+    free(c);
+}
+
+static void queue(struct conn *c, json_t *msg)
+{
+    int r;
+
+    if (!msg)
+        return;
+    r = vl_output_append(&c->out, msg);
+    if (r == -ENOBUFS) {
+        json_t *err = vl_error_new("io.offcpud.ReplyTooLarge",
+                                   json_pack("{s:I}", "limit", (json_int_t)c->out.limit));
+
+        /* a full queue may still take the short error */
+        if (vl_output_append(&c->out, err) < 0)
+            c->closing = true;
+        json_decref(err);
+    } else if (r < 0) {
+        c->closing = true;
+    }
+    json_decref(msg);
+}
+
+/* Answer buffered requests until one leaves output waiting for the socket:
+ * a client that does not read its replies stops being read. */
+static void process_input(struct conn *c)
+{
+    while (!c->closing && !vl_output_pending(&c->out)) {
+        char reason[256];
+        json_t *msg = NULL;
+        bool oneway = false;
+        int r = vl_input_next(&c->in, &msg, reason, sizeof(reason));
+
+        if (r == 0)
+            return;
+        c->srv->d->stats.requests++;
+        if (r < 0) {
+            c->srv->d->stats.request_errors++;
+            queue(c, vl_error_new("io.offcpud.InvalidRequest", json_pack("{s:s}", "reason", reason)));
+        } else {
+            json_t *reply = api_call(c->srv->d, &c->peer, msg, &oneway);
+
+            json_decref(msg);
+            if (oneway)
+                json_decref(reply);
+            else
+                queue(c, reply);
+        }
+        vl_output_flush(&c->out, c->src.fd);
+    }
+}
+
+static void read_input(struct conn *c)
+{
+    for (;;) {
+        ssize_t n = vl_input_read(&c->in, c->src.fd);
+
+        if (n > 0) {
+            process_input(c);
+            if (vl_output_pending(&c->out) || c->closing)
+                return;
+            continue;
+        }
+        if (n == -EAGAIN)
+            return;
+        if (n == -EMSGSIZE) {
+            c->srv->d->stats.requests++;
+            c->srv->d->stats.request_errors++;
+            queue(c, vl_error_new("io.offcpud.RequestTooLarge",
+                                  json_pack("{s:I}", "limit", (json_int_t)c->in.limit)));
+        }
+        /* end of file, an error, or an oversized request: finish writing, then close */
+        c->closing = true;
+        return;
+    }
+}
+
+static int update_watch(struct conn *c)
+{
+    uint32_t want;
+
+    if (vl_output_pending(&c->out))
+        want = EPOLLOUT;
+    else if (c->closing)
+        return -ECONNRESET; /* all written */
+    else
+        want = EPOLLIN;
+    if (want == c->watched)
+        return 0;
+    c->watched = want;
+    return event_watch(c->srv->d->epfd, EPOLL_CTL_MOD, &c->src, want);
+}
+
+static void on_conn(struct event_source *src, uint32_t events)
+{
+    struct conn *c = (struct conn *)src;
+    int r;
+
+    if (events & EPOLLERR) {
+        conn_free(c);
+        return;
+    }
+    if (events & EPOLLOUT) {
+        r = vl_output_flush(&c->out, c->src.fd);
+        if (r < 0 && r != -EAGAIN) {
+            conn_free(c);
+            return;
+        }
+        /* requests that waited behind the output */
+        if (r == 0)
+            process_input(c);
+    }
+    if ((events & (EPOLLIN | EPOLLHUP)) && !vl_output_pending(&c->out) && !c->closing)
+        read_input(c);
+    if (update_watch(c) < 0)
+        conn_free(c);
+}
+
+static int peer_of(int fd, struct peer *p)
+{
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+        return -errno;
+    *p = (struct peer){.pid = cred.pid, .uid = cred.uid, .gid = cred.gid};
+    return 0;
+}
+
+static void on_listener(struct event_source *src, uint32_t events)
+{
+    struct server *s = (struct server *)src;
+
+    for (;;) {
+        int fd = accept4(s->listener.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        struct conn *c;
+
+        if (fd < 0) {
+            if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+                log_warning("accept: %s", strerror(errno));
+            return;
+        }
+        if (s->nconns >= s->d->cfg.max_clients) {
+            log_warning("refusing a connection: %zu clients already (max-clients)", s->nconns);
+            close(fd);
+            continue;
+        }
+        c = calloc(1, sizeof(*c));
+        if (!c || peer_of(fd, &c->peer) < 0) {
+            free(c);
+            close(fd);
+            continue;
+        }
+        c->src = (struct event_source){.fd = fd, .dispatch = on_conn};
+        c->srv = s;
+        c->watched = EPOLLIN;
+        vl_input_init(&c->in, s->d->cfg.request_limit);
+        vl_output_init(&c->out, s->d->cfg.output_limit);
+        if (event_watch(s->d->epfd, EPOLL_CTL_ADD, &c->src, EPOLLIN) < 0) {
+            vl_input_done(&c->in);
+            vl_output_done(&c->out);
+            free(c);
+            close(fd);
+            continue;
+        }
+        c->next = s->conns;
+        if (s->conns)
+            s->conns->prev = c;
+        s->conns = c;
+        s->nconns++;
+    }
+}
+
+static int mkdir_parent(const char *path)
+{
+    char buf[PATH_MAX];
+    char *dir;
+
+    snprintf(buf, sizeof(buf), "%s", path);
+    dir = dirname(buf);
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+        return -errno;
+    return 0;
+}
+
+/* A socket file left by a dead daemon is removed; a live one is not taken over. */
+static int clear_stale_socket(const struct sockaddr_un *sa)
+{
+    _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    if (fd < 0)
+        return -errno;
+    if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0)
+        return -EADDRINUSE;
+    if (errno == ENOENT)
+        return 0;
+    if (unlink(sa->sun_path) < 0 && errno != ENOENT)
+        return -errno;
+    return 0;
+}
+
+static int bind_socket(const char *path)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    _cleanup_close_ int fd = -1;
+    mode_t old;
+    int r;
+
+    if (strlen(path) >= sizeof(sa.sun_path))
+        return -ENAMETOOLONG;
+    strcpy(sa.sun_path, path);
+    r = mkdir_parent(path);
+    if (r < 0)
+        return r;
+    r = clear_stale_socket(&sa);
+    if (r < 0)
+        return r;
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    /* root only until the access policy lets others in */
+    old = umask(0177);
+    r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+    umask(old);
+    if (r < 0 || listen(fd, SOMAXCONN) < 0)
+        return -errno;
+    r = fd;
+    fd = -1;
+    return r;
+}
+
+/* systemd's socket activation hands over one listening Unix socket. */
+static int inherited_socket(void)
+{
+    int n = sd_listen_fds(1);
+
+    if (n <= 0)
+        return -ENOENT;
+    if (n > 1 || sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0) <= 0)
+        return -EINVAL;
+    if (fcntl(SD_LISTEN_FDS_START, F_SETFL, O_NONBLOCK) < 0)
+        return -errno;
+    return SD_LISTEN_FDS_START;
+}
+
+int server_new(struct daemon *d, struct server **ret)
+{
+    struct server *s = calloc(1, sizeof(*s));
+    int fd, r;
+
+    if (!s)
+        return -ENOMEM;
+    s->d = d;
+    fd = inherited_socket();
+    if (fd == -EINVAL) {
+        free(s);
+        return log_error_errno(EINVAL, "socket activation: expected one listening Unix stream socket");
+    }
+    if (fd < 0) {
+        fd = bind_socket(d->cfg.socket_path);
+        if (fd < 0) {
+            free(s);
+            return log_error_errno(fd, "cannot listen on %s: %s", d->cfg.socket_path,
+                                   fd == -EADDRINUSE ? "another offcpud is listening there"
+                                                     : strerror(-fd));
+        }
+        s->bound_here = true;
+    }
+    s->listener = (struct event_source){.fd = fd, .dispatch = on_listener};
+    r = event_watch(d->epfd, EPOLL_CTL_ADD, &s->listener, EPOLLIN);
+    if (r < 0) {
+        close(fd);
+        free(s);
+        return r;
+    }
+    *ret = s;
+    return 0;
+}
+
+struct server *server_free(struct server *s)
+{
+    if (!s)
+        return NULL;
+    while (s->conns)
+        conn_free(s->conns);
+    close(s->listener.fd);
+    if (s->bound_here)
+        unlink(s->d->cfg.socket_path);
+    free(s);
+    return NULL;
+}
+
+size_t server_clients(const struct server *s)
+{
+    return s->nconns;
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The Varlink socket: accepts connections (its own, or one systemd passed),
+ * reads NUL-framed requests, hands them to the API and queues the replies,
+ * never blocking on a slow client.
+ */
+#ifndef SERVER_H
+#define SERVER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct daemon;
+struct server;
+
+struct peer {
+    pid_t pid;
+    uid_t uid;
+    gid_t gid;
+};
+
+int server_new(struct daemon *d, struct server **ret);
+struct server *server_free(struct server *s);
+size_t server_clients(const struct server *s);
+
+#endif

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include "snapshot.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+
+#define MISSED_USER   "[Missed User Stack]"
+#define MISSED_KERNEL "[Missed Kernel Stack]"
+#define FRAME_MAX     512
+
+struct builder {
+    const struct drained *d;
+    struct symbolizer *sym;
+    struct intern *in;
+    struct snapshot *snap;
+    struct snapshot_stats *stats;
+};
+
+/* Intern one stack from its frames (leaf first, as walked): root first. */
+static uint32_t intern_frames(struct builder *b, const struct offcpu_stack *s, uint32_t tgid)
+{
+    uint32_t frames[OFFCPU_USER_DEPTH], n = 0, id;
+    char name[FRAME_MAX];
+
+    for (int i = (int)s->nr - 1; i >= 0 && i < OFFCPU_USER_DEPTH; i--) {
+        int r;
+
+        /* a kernel callchain starts at a caller's return address: no entry is a pc */
+        if (s->kernel)
+            r = symbolizer_kernel_frame(b->sym, s->ip[i], false, name, sizeof(name));
+        else
+            r = symbolizer_user_frame(b->sym, tgid, s->ip[i], i == 0, name, sizeof(name));
+        if (r == SYMBOLIZER_SKIP)
+            continue;
+        frames[n] = intern_string(b->in, name);
+        if (!frames[n])
+            break;
+        n++;
+    }
+    id = intern_stack(b->in, frames, n);
+    for (uint32_t i = 0; i < n; i++)
+        intern_string_unref(b->in, frames[i]);
+    return id;
+}
+
+static uint32_t intern_missed(struct builder *b, const char *what)
+{
+    uint32_t frame = intern_string(b->in, what), id;
+
+    if (!frame)
+        return 0;
+    id = intern_stack(b->in, &frame, 1);
+    intern_string_unref(b->in, frame);
+    return id;
+}
+
+static uint32_t resolve(struct builder *b, const struct offcpu_key *k, bool kernel)
+{
+    uint64_t hash = kernel ? k->kernel_stack : k->user_stack;
+    const struct offcpu_stack *s;
+
+    if (!kernel && k->kthread)
+        return 0;
+    s = drained_find_stack(b->d, hash);
+    if (!s) {
+        if (hash != OFFCPU_STACK_MISSED)
+            b->stats->orphan_stacks++;
+        return intern_missed(b, kernel ? MISSED_KERNEL : MISSED_USER);
+    }
+    return intern_frames(b, s, k->tgid);
+}
+
+/* Records are visited grouped by (tgid, stack) so that each distinct stack is
+ * named once per pass; the others take a reference on the first's result. */
+struct order_ctx {
+    const struct offcpu_key *keys;
+    bool kernel;
+};
+
+static int cmp_order(const void *a, const void *b, void *p)
+{
+    const struct order_ctx *ctx = p;
+    const struct offcpu_key *x = &ctx->keys[*(const uint32_t *)a];
+    const struct offcpu_key *y = &ctx->keys[*(const uint32_t *)b];
+    uint64_t hx = ctx->kernel ? x->kernel_stack : x->user_stack;
+    uint64_t hy = ctx->kernel ? y->kernel_stack : y->user_stack;
+    /* kernel stacks are the same in every process */
+    uint32_t tx = ctx->kernel ? 0 : x->tgid, ty = ctx->kernel ? 0 : y->tgid;
+
+    if (tx != ty)
+        return tx < ty ? -1 : 1;
+    if (hx != hy)
+        return hx < hy ? -1 : 1;
+    return x->kthread - y->kthread;
+}
+
+static void resolve_all(struct builder *b, uint32_t *order, bool kernel)
+{
+    struct order_ctx ctx = {.keys = b->d->keys, .kernel = kernel};
+    uint32_t id = 0;
+
+    for (size_t i = 0; i < b->d->n; i++)
+        order[i] = i;
+    qsort_r(order, b->d->n, sizeof(*order), cmp_order, &ctx);
+    for (size_t i = 0; i < b->d->n; i++) {
+        const struct offcpu_key *k = &b->d->keys[order[i]];
+        struct record *rec = &b->snap->records[order[i]];
+
+        if (i > 0 && cmp_order(&order[i - 1], &order[i], &ctx) == 0)
+            intern_stack_ref(b->in, id);
+        else
+            id = resolve(b, k, kernel);
+        if (kernel)
+            rec->kstack = id;
+        else
+            rec->ustack = id;
+    }
+}
+
+static void fill_identity(struct builder *b, struct cgroups *cg)
+{
+    for (size_t i = 0; i < b->d->n; i++) {
+        const struct offcpu_key *k = &b->d->keys[i];
+        struct record *rec = &b->snap->records[i];
+        char comm[sizeof(k->comm) + 1], path[PATH_MAX];
+
+        memcpy(comm, k->comm, sizeof(k->comm));
+        comm[sizeof(k->comm)] = '\0';
+        rec->tgid = k->tgid;
+        rec->tid = k->tid;
+        rec->state = (char)k->state;
+        rec->total_ns = b->d->values[i].total_ns;
+        rec->count = b->d->values[i].count;
+        rec->comm = intern_string(b->in, comm);
+        rec->cgroup = cg && cgroups_path(cg, k->cgroup_id, path, sizeof(path)) == 0
+                          ? intern_string(b->in, path)
+                          : 0;
+    }
+}
+
+int snapshot_build(const struct drained *d, struct symbolizer *sym, struct cgroups *cg,
+                   struct intern *in, struct snapshot **ret, struct snapshot_stats *stats)
+{
+    _cleanup_free_ uint32_t *order = malloc((d->n ? d->n : 1) * sizeof(*order));
+    struct snapshot *snap = calloc(1, sizeof(*snap) + d->n * sizeof(snap->records[0]));
+    struct builder b = {.d = d, .sym = sym, .in = in, .snap = snap, .stats = stats};
+
+    if (!snap || !order) {
+        free(snap);
+        return -ENOMEM;
+    }
+    snap->start_ns = d->start_ns;
+    snap->end_ns = d->end_ns;
+    snap->n = d->n;
+    symbolizer_begin_pass(sym);
+    if (cg)
+        cgroups_begin_pass(cg);
+    fill_identity(&b, cg);
+    resolve_all(&b, order, false);
+    resolve_all(&b, order, true);
+    stats->records += d->n;
+    *ret = snap;
+    return 0;
+}

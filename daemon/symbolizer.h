@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Frame names for kernel and user addresses.
+ *
+ * Kernel: /proc/kallsyms. User: the ELF file behind the mapping that holds
+ * the address, opened through /proc/PID/map_files (or /proc/PID/root) so that
+ * deleted binaries and containers resolve to the file actually mapped, and
+ * cached by identity so that one file is read once.
+ *
+ * Names are written into a caller's buffer. A frame that cannot be named is
+ * written as "module+0xOFFSET" (file offset), "[vdso]", "[anon]" or, when
+ * nothing at all is known, "[unknown]" -- never as a wrong name: a symbol is
+ * used only when the address lies inside its size.
+ */
+#ifndef SYMBOLIZER_H
+#define SYMBOLIZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct symbolizer;
+
+struct symbolizer_stats {
+    uint64_t elf_files;       /* ELF files cached */
+    uint64_t elf_opens;       /* ELF files read (cache misses) */
+    uint64_t maps_reads;      /* /proc/PID/maps reads */
+    uint64_t user_frames;     /* user frames asked */
+    uint64_t user_named;      /* ... named with a symbol */
+    uint64_t kernel_frames;
+    uint64_t kernel_named;
+};
+
+/* Returned by symbolizer_kernel_frame for frames of the tracer itself
+ * (bpf_prog_*, bpf_trace_run*, __traceiter_*, __bpf_trace_*): drop them. */
+#define SYMBOLIZER_SKIP 1
+
+int symbolizer_new(struct symbolizer **ret);
+struct symbolizer *symbolizer_free(struct symbolizer *s);
+
+/* Start a pass (one drain). Process mappings read during a pass are reused
+ * within it and re-read in the next one; ELF files stay cached across passes
+ * while they are in use, and /proc/kallsyms is re-read when modules change. */
+void symbolizer_begin_pass(struct symbolizer *s);
+
+/* Name a frame of process tgid. is_leaf: ip is the interrupted pc (the first
+ * frame); otherwise it is a return address and ip - 1 is looked up, so that
+ * a call at the very end of a function is named after that function.
+ * Returns 0 (buf filled) or a negative errno (buf still filled, as "[unknown]"). */
+int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint64_t ip, bool is_leaf, char *buf,
+                          size_t size);
+
+/* Name a kernel frame: "function", or "function [module]" for modules.
+ * Returns 0, SYMBOLIZER_SKIP, or a negative errno (buf filled as "[unknown]"). */
+int symbolizer_kernel_frame(struct symbolizer *s, uint64_t ip, bool is_leaf, char *buf, size_t size);
+
+void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *ret);
+
+#endif
