@@ -110,6 +110,8 @@ static void merge(struct query_result *res, uint64_t min_total_ns)
 {
     size_t out = 0;
 
+    if (!res->n)
+        return;
     qsort(res->rows, res->n, sizeof(*res->rows), cmp_identity);
     for (size_t i = 0; i < res->n; i++) {
         if (out > 0 && cmp_identity(&res->rows[out - 1], &res->rows[i]) == 0) {

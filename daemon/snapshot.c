@@ -24,7 +24,7 @@ struct builder {
 /* Intern one stack from its frames (leaf first, as walked): root first. */
 static uint32_t intern_frames(struct builder *b, const struct offcpu_stack *s, uint32_t tgid)
 {
-    uint32_t frames[OFFCPU_USER_DEPTH], n = 0, id;
+    uint32_t frames[OFFCPU_USER_DEPTH] = {0}, n = 0, id;
     char name[FRAME_MAX];
 
     for (int i = (int)s->nr - 1; i >= 0 && i < OFFCPU_USER_DEPTH; i--) {

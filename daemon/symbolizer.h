@@ -30,6 +30,7 @@ struct symbolizer_stats {
     uint64_t user_named;      /* ... named with a symbol */
     uint64_t kernel_frames;
     uint64_t kernel_named;
+    uint64_t kallsyms_loads; /* /proc/kallsyms reads */
 };
 
 /* Returned by symbolizer_kernel_frame for frames of the tracer itself

@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include "elf_symbols.h"
+
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+
+/* Symbols may nest or overlap; a lookup walks back over earlier symbols that
+ * might still cover the address, but not without end in a hostile file. */
+#define LOOKUP_WALK_MAX 64
+
+/* Real files have a handful of program headers; a count read from a hostile
+ * file must not size an allocation unchecked. */
+#define PHDR_MAX 4096
+
+struct esym {
+    uint64_t addr, end;
+    uint64_t max_end; /* the largest end of this and all earlier symbols */
+    uint32_t name;    /* offset in the pool */
+    uint8_t rank;     /* of the binding, to pick one name among aliases */
+};
+
+struct segment {
+    uint64_t offset, filesz, vaddr;
+};
+
+struct elf_symbols {
+    struct esym *syms;
+    size_t n, cap;
+    struct segment *segs;
+    size_t nsegs;
+    char *pool;
+    size_t pool_len, pool_cap;
+};
+
+static void elf_endp(Elf **elf)
+{
+    if (*elf)
+        elf_end(*elf);
+}
+
+struct elf_symbols *elf_symbols_free(struct elf_symbols *e)
+{
+    if (!e)
+        return NULL;
+    free(e->syms);
+    free(e->segs);
+    free(e->pool);
+    free(e);
+    return NULL;
+}
+
+static int pool_add(struct elf_symbols *e, const char *s, uint32_t *ret)
+{
+    size_t len = strlen(s);
+
+    if (e->pool_len + len + 1 > UINT32_MAX)
+        return -E2BIG;
+    if (e->pool_len + len + 1 > e->pool_cap) {
+        size_t cap = (e->pool_len + len + 1) * 2;
+        char *p = realloc(e->pool, cap);
+
+        if (!p)
+            return -ENOMEM;
+        e->pool = p;
+        e->pool_cap = cap;
+    }
+    memcpy(e->pool + e->pool_len, s, len + 1);
+    *ret = (uint32_t)e->pool_len;
+    e->pool_len += len + 1;
+    return 0;
+}
+
+static int syms_push(struct elf_symbols *e, const struct esym *sym)
+{
+    if (e->n == e->cap) {
+        size_t cap = e->cap ? e->cap * 2 : 256;
+        struct esym *s = reallocarray(e->syms, cap, sizeof(*s));
+
+        if (!s)
+            return -ENOMEM;
+        e->syms = s;
+        e->cap = cap;
+    }
+    e->syms[e->n++] = *sym;
+    return 0;
+}
+
+static int read_segments(Elf *elf, struct elf_symbols *e)
+{
+    size_t n;
+
+    if (elf_getphdrnum(elf, &n) < 0 || n > PHDR_MAX)
+        return -ENOEXEC;
+    e->segs = calloc(n ?: 1, sizeof(*e->segs));
+    if (!e->segs)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        GElf_Phdr ph;
+
+        if (!gelf_getphdr(elf, (int)i, &ph))
+            return -ENOEXEC;
+        if (ph.p_type != PT_LOAD || ph.p_offset > UINT64_MAX - ph.p_filesz)
+            continue;
+        e->segs[e->nsegs++] = (struct segment){ph.p_offset, ph.p_filesz, ph.p_vaddr};
+    }
+    return 0;
+}
+
+static uint8_t binding_rank(unsigned char bind)
+{
+    switch (bind) {
+    case STB_GLOBAL:
+        return 2;
+    case STB_WEAK:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Functions with a size, defined in this file. Zero-sized symbols are not
+ * taken: with no end, they would name whatever follows them. */
+static int add_symbol(Elf *elf, size_t strtab, const GElf_Sym *sym, struct elf_symbols *e)
+{
+    unsigned char type = GELF_ST_TYPE(sym->st_info);
+    struct esym s = {};
+    const char *name;
+    int r;
+
+    if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym->st_size == 0 ||
+        sym->st_shndx == SHN_UNDEF || sym->st_value > UINT64_MAX - sym->st_size)
+        return 0;
+    name = elf_strptr(elf, strtab, sym->st_name);
+    if (!name || !name[0])
+        return 0;
+    r = pool_add(e, name, &s.name);
+    if (r < 0)
+        return r;
+    s.addr = sym->st_value;
+    s.end = sym->st_value + sym->st_size;
+    s.rank = binding_rank(GELF_ST_BIND(sym->st_info));
+    return syms_push(e, &s);
+}
+
+static int read_symbol_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct elf_symbols *e)
+{
+    size_t entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+    Elf_Data *data = elf_getdata(scn, NULL);
+
+    /* a broken table is skipped, the other one may still be good */
+    if (!data || data->d_type != ELF_T_SYM || entsize == 0)
+        return 0;
+    for (size_t i = 0; i < data->d_size / entsize && i <= INT32_MAX; i++) {
+        GElf_Sym sym;
+        int r;
+
+        if (!gelf_getsym(data, (int)i, &sym))
+            break;
+        r = add_symbol(elf, sh->sh_link, &sym, e);
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
+static int read_symbols(Elf *elf, struct elf_symbols *e)
+{
+    Elf_Scn *scn = NULL;
+
+    while ((scn = elf_nextscn(elf, scn))) {
+        GElf_Shdr sh;
+        int r;
+
+        if (!gelf_getshdr(scn, &sh))
+            continue;
+        if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
+            continue;
+        r = read_symbol_section(elf, scn, &sh, e);
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
+/* By address; at the same address the shorter symbol last, so that a lookup
+ * walking back meets the innermost one first; among aliases (same range) the
+ * best last: global over weak over local, then by name for stable results. */
+static int esym_compare(const void *a, const void *b, void *userdata)
+{
+    const struct esym *x = a, *y = b;
+    const char *pool = userdata;
+
+    if (x->addr != y->addr)
+        return x->addr < y->addr ? -1 : 1;
+    if (x->end != y->end)
+        return x->end > y->end ? -1 : 1;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return strcmp(pool + x->name, pool + y->name);
+}
+
+/* Sort, drop aliases (.symtab and .dynsym list most functions twice), and
+ * note the furthest end so far for lookups among overlapping symbols. */
+static void finish_symbols(struct elf_symbols *e)
+{
+    size_t n = 0;
+
+    if (e->n == 0)
+        return;
+    qsort_r(e->syms, e->n, sizeof(*e->syms), esym_compare, e->pool);
+    for (size_t i = 0; i < e->n; i++) {
+        const struct esym *s = &e->syms[i];
+
+        if (i + 1 < e->n && s[1].addr == s->addr && s[1].end == s->end)
+            continue;
+        e->syms[n] = *s;
+        e->syms[n].max_end =
+            n > 0 && e->syms[n - 1].max_end > s->end ? e->syms[n - 1].max_end : s->end;
+        n++;
+    }
+    e->n = n;
+}
+
+static int read_elf(Elf *elf, struct elf_symbols *e)
+{
+    GElf_Ehdr eh;
+    int r;
+
+    if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
+        return -ENOEXEC;
+    if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)
+        return -ENOEXEC;
+    r = read_segments(elf, e);
+    if (r < 0)
+        return r;
+    r = read_symbols(elf, e);
+    if (r < 0)
+        return r;
+    finish_symbols(e);
+    return 0;
+}
+
+int elf_symbols_read(int fd, struct elf_symbols **ret)
+{
+    _cleanup_(elf_endp) Elf *elf = NULL;
+    struct elf_symbols *e;
+    int r;
+
+    if (elf_version(EV_CURRENT) == EV_NONE)
+        return -ENOTSUP;
+    /* ELF_C_READ, not ELF_C_READ_MMAP: a file truncated under a mapping
+     * would fault on access instead of failing a read. */
+    elf = elf_begin(fd, ELF_C_READ, NULL);
+    if (!elf)
+        return -ENOEXEC;
+    e = calloc(1, sizeof(*e));
+    if (!e)
+        return -ENOMEM;
+    r = read_elf(elf, e);
+    if (r < 0) {
+        elf_symbols_free(e);
+        return r;
+    }
+    *ret = e;
+    return 0;
+}
+
+int elf_symbols_offset_to_vaddr(const struct elf_symbols *e, uint64_t offset, uint64_t *ret)
+{
+    for (size_t i = 0; i < e->nsegs; i++) {
+        const struct segment *s = &e->segs[i];
+
+        if (offset >= s->offset && offset < s->offset + s->filesz) {
+            *ret = offset - s->offset + s->vaddr;
+            return 0;
+        }
+    }
+    return -ENOENT;
+}
+
+const char *elf_symbols_lookup(const struct elf_symbols *e, uint64_t vaddr)
+{
+    size_t lo = 0, hi = e->n;
+
+    /* the last symbol starting at or below vaddr */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (e->syms[mid].addr <= vaddr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* then back while an earlier symbol may still reach vaddr */
+    for (size_t i = lo, steps = 0; i > 0 && steps < LOOKUP_WALK_MAX; i--, steps++) {
+        const struct esym *s = &e->syms[i - 1];
+
+        if (s->max_end <= vaddr)
+            break;
+        if (vaddr < s->end)
+            return e->pool + s->name;
+    }
+    return NULL;
+}
+
+size_t elf_symbols_count(const struct elf_symbols *e)
+{
+    return e->n;
+}

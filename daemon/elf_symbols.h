@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The function symbols of one ELF file (.symtab and .dynsym, with their
+ * sizes) and its PT_LOAD segments, copied out of the file so that no
+ * descriptor or mapping is kept open while it is cached.
+ */
+#ifndef ELF_SYMBOLS_H
+#define ELF_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct elf_symbols;
+
+/* Read the ELF file open on fd (the descriptor is not kept).
+ * Returns 0, -ENOEXEC if it is not an ELF executable or shared object, or
+ * another negative errno. */
+int elf_symbols_read(int fd, struct elf_symbols **ret);
+struct elf_symbols *elf_symbols_free(struct elf_symbols *e);
+
+/* The address a file offset is loaded at, through the PT_LOAD segment whose
+ * file contents hold it. Returns 0 or -ENOENT. */
+int elf_symbols_offset_to_vaddr(const struct elf_symbols *e, uint64_t offset, uint64_t *ret);
+
+/* The function whose [value, value + size) holds vaddr, or NULL. */
+const char *elf_symbols_lookup(const struct elf_symbols *e, uint64_t vaddr);
+
+size_t elf_symbols_count(const struct elf_symbols *e);
+
+#endif

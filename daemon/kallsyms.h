@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Kernel symbols from /proc/kallsyms: one sorted array, a symbol ending where
+ * the next one starts. kallsyms has no sizes, so that is the best bound there
+ * is; only where the next symbol belongs to another module (or there is none)
+ * is the end capped, so that code loaded since the last read (a module, a BPF
+ * program) is not named after whatever precedes it.
+ */
+#ifndef KALLSYMS_H
+#define KALLSYMS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct kallsyms;
+
+int kallsyms_new(struct kallsyms **ret);
+struct kallsyms *kallsyms_free(struct kallsyms *k);
+
+/* Replace the symbols with those read from f (the format of /proc/kallsyms).
+ * On error the previous symbols are kept. */
+int kallsyms_parse(struct kallsyms *k, FILE *f);
+int kallsyms_load(struct kallsyms *k, const char *path);
+
+/* The function holding addr, and its module (NULL for the kernel proper).
+ * Returns 0 or -ENOENT. The strings live until the next parse. */
+int kallsyms_lookup(const struct kallsyms *k, uint64_t addr, const char **ret_name,
+                    const char **ret_module);
+
+size_t kallsyms_count(const struct kallsyms *k);
+
+/* Frames of the tracer itself: JITed BPF programs (bpf_prog_<tag>[_name]) and
+ * the tracepoint glue that calls them (bpf_trace_run*, __traceiter_*,
+ * __bpf_trace_*). Kernel functions merely named bpf_prog_* are not. */
+bool kallsyms_is_tracer_frame(const char *name);
+
+#endif

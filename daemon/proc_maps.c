@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include "proc_maps.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+
+#define DELETED_SUFFIX " (deleted)"
+
+void proc_maps_done(struct proc_maps *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        free(m->maps[i].path);
+    free(m->maps);
+    *m = (struct proc_maps){};
+}
+
+static bool endswith(const char *s, size_t len, const char *suffix)
+{
+    size_t n = strlen(suffix);
+
+    return len >= n && memcmp(s + len - n, suffix, n) == 0;
+}
+
+/* The name column: a path, "[vdso]", "[heap]", "[anon:NAME]", or nothing. */
+static int parse_name(struct proc_map *m, const char *name)
+{
+    size_t len = strcspn(name, "\n");
+
+    if (name[0] != '/') {
+        m->kind = len == strlen("[vdso]") && strncmp(name, "[vdso]", len) == 0 ? PROC_MAP_VDSO
+                                                                               : PROC_MAP_ANON;
+        return 0;
+    }
+    m->kind = PROC_MAP_FILE;
+    if (endswith(name, len, DELETED_SUFFIX)) {
+        m->deleted = true;
+        len -= strlen(DELETED_SUFFIX);
+    }
+    m->path = strndup(name, len);
+    return m->path ? 0 : -ENOMEM;
+}
+
+/* "START-END PERMS PGOFF MAJOR:MINOR INODE [NAME]". *ret_skip is set for
+ * lines that are not executable mappings. */
+static int parse_line(const char *line, struct proc_map *m, bool *ret_skip)
+{
+    int name_pos = -1;
+
+    *m = (struct proc_map){};
+    if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 " %n", &m->start,
+               &m->end, m->perms, &m->pgoff, &m->dev_major, &m->dev_minor, &m->inode,
+               &name_pos) != 7 ||
+        name_pos < 0 || m->start >= m->end)
+        return -EBADMSG;
+    *ret_skip = strlen(m->perms) != 4 || m->perms[2] != 'x';
+    if (*ret_skip)
+        return 0;
+    return parse_name(m, line + name_pos);
+}
+
+static int maps_push(struct proc_maps *ms, size_t *cap, const struct proc_map *m)
+{
+    if (ms->n == *cap) {
+        size_t c = *cap ? *cap * 2 : 16;
+        struct proc_map *p = reallocarray(ms->maps, c, sizeof(*p));
+
+        if (!p)
+            return -ENOMEM;
+        ms->maps = p;
+        *cap = c;
+    }
+    ms->maps[ms->n++] = *m;
+    return 0;
+}
+
+int proc_maps_parse(FILE *f, struct proc_maps *ret)
+{
+    _cleanup_free_ char *line = NULL;
+    struct proc_maps ms = {};
+    size_t line_size = 0, cap = 0;
+    int r = 0;
+
+    while (getline(&line, &line_size, f) >= 0) {
+        struct proc_map m;
+        bool skip;
+
+        /* A line that does not parse is skipped: one odd line must not hide
+         * the whole process. */
+        r = parse_line(line, &m, &skip);
+        if (r == -EBADMSG || (r >= 0 && skip)) {
+            r = 0;
+            continue;
+        }
+        if (r < 0)
+            break;
+        r = maps_push(&ms, &cap, &m);
+        if (r < 0) {
+            free(m.path);
+            break;
+        }
+    }
+    if (r >= 0 && ferror(f))
+        r = -EIO;
+    if (r < 0) {
+        proc_maps_done(&ms);
+        return r;
+    }
+    *ret = ms;
+    return 0;
+}
+
+int proc_maps_read(pid_t pid, struct proc_maps *ret)
+{
+    _cleanup_fclose_ FILE *f = NULL;
+    char path[64];
+
+    snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+    f = fopen(path, "re");
+    if (!f)
+        return -errno;
+    return proc_maps_parse(f, ret);
+}
+
+const struct proc_map *proc_maps_find(const struct proc_maps *m, uint64_t addr)
+{
+    size_t lo = 0, hi = m->n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (addr < m->maps[mid].start)
+            hi = mid;
+        else if (addr >= m->maps[mid].end)
+            lo = mid + 1;
+        else
+            return &m->maps[mid];
+    }
+    return NULL;
+}

@@ -1,0 +1,594 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include "symbolizer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+
+#include "elf_symbols.h"
+#include "kallsyms.h"
+#include "macro.h"
+#include "proc_maps.h"
+
+/* Processes whose mappings are kept; past that the cache is emptied and
+ * refilled, which costs re-reads but no wrong names. */
+#define PROCESS_CACHE_MAX 4096
+/* How long the last mappings of a process that is gone are kept: the records
+ * of its last interval are drained after it exits, and must still be named. */
+#define GONE_KEEP_NS ((int64_t)(60 * NSEC_PER_SEC))
+/* ELF files kept at most, and how many passes an unused one is kept. */
+#define FILE_CACHE_MAX   1024
+#define FILE_IDLE_PASSES 64
+/* An address kallsyms does not know may be code loaded since the last read
+ * (a BPF program, a module): re-read then, but not more often than this. */
+#define KALLSYMS_RETRY_PASSES 16
+
+#define UNKNOWN "[unknown]"
+
+/* What identifies a file's contents without reading them. */
+struct file_key {
+    uint64_t dev, ino, size;
+    int64_t mtime_sec, mtime_nsec;
+};
+_Static_assert(sizeof(struct file_key) == 5 * sizeof(uint64_t), "keys are compared with memcmp");
+
+struct elf_file {
+    struct file_key key;
+    struct elf_symbols *syms; /* NULL: not ELF, or unreadable: offsets only */
+    unsigned last_pass;
+    unsigned refs; /* mappings of cached processes using it: not evicted */
+};
+
+struct process {
+    pid_t pid;
+    int error; /* the mappings could never be read */
+    bool read_this_pass;
+    int64_t gone_since_ns; /* CLOCK_MONOTONIC; 0 while it lives */
+    struct proc_maps maps;
+    struct elf_file **files; /* per mapping, NULL until first needed */
+};
+
+struct symbolizer {
+    unsigned pass;
+
+    struct process *procs; /* sorted by pid; re-read once per pass */
+    size_t n_procs, cap_procs;
+
+    struct elf_file **files; /* sorted by key */
+    size_t n_files;
+
+    struct kallsyms *kallsyms;
+    bool kallsyms_stale;
+    unsigned kallsyms_pass;
+    uint64_t modules_hash;
+
+    struct symbolizer_stats stats;
+};
+
+/* The file of a mapping that cannot be opened: named by offset only. */
+static struct elf_file no_file;
+
+/* Names longer than the buffer are cut: a long C++ name is still telling. */
+__attribute__((format(printf, 3, 4))) static int write_name(char *buf, size_t size, const char *fmt,
+                                                            ...)
+{
+    va_list ap;
+
+    if (size == 0)
+        return 0;
+    va_start(ap, fmt);
+    vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+    return 0;
+}
+
+static int write_unknown(char *buf, size_t size, int error)
+{
+    write_name(buf, size, "%s", UNKNOWN);
+    return error;
+}
+
+int symbolizer_new(struct symbolizer **ret)
+{
+    struct symbolizer *s = calloc(1, sizeof(*s));
+    int r;
+
+    if (!s)
+        return -ENOMEM;
+    /* pointers only: sized for the maximum once */
+    s->files = calloc(FILE_CACHE_MAX, sizeof(*s->files));
+    if (!s->files) {
+        free(s);
+        return -ENOMEM;
+    }
+    r = kallsyms_new(&s->kallsyms);
+    if (r < 0) {
+        free(s->files);
+        free(s);
+        return r;
+    }
+    /* Read lazily, at the first kernel frame: by then the collector's own
+     * programs are loaded and can be recognised. */
+    s->kallsyms_stale = true;
+    *ret = s;
+    return 0;
+}
+
+static int64_t monotonic_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+static void process_done(struct process *p)
+{
+    for (size_t i = 0; p->files && i < p->maps.n; i++)
+        if (p->files[i] && p->files[i] != &no_file)
+            p->files[i]->refs--;
+    proc_maps_done(&p->maps);
+    free(p->files);
+}
+
+static void processes_clear(struct symbolizer *s)
+{
+    for (size_t i = 0; i < s->n_procs; i++)
+        process_done(&s->procs[i]);
+    s->n_procs = 0;
+}
+
+static void file_free(struct elf_file *f)
+{
+    elf_symbols_free(f->syms);
+    free(f);
+}
+
+struct symbolizer *symbolizer_free(struct symbolizer *s)
+{
+    if (!s)
+        return NULL;
+    processes_clear(s);
+    free(s->procs);
+    for (size_t i = 0; i < s->n_files; i++)
+        file_free(s->files[i]);
+    free(s->files);
+    kallsyms_free(s->kallsyms);
+    free(s);
+    return NULL;
+}
+
+/* Files unused for a while go; the others stay, whatever the number: all
+ * of those were used recently, and new ones are refused when full. */
+static void files_evict_idle(struct symbolizer *s)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < s->n_files; i++) {
+        if (s->files[i]->refs == 0 && s->pass - s->files[i]->last_pass > FILE_IDLE_PASSES)
+            file_free(s->files[i]);
+        else
+            s->files[n++] = s->files[i];
+    }
+    s->n_files = n;
+}
+
+/* Only what tells that the set of modules changed, not the reference
+ * counts, which move whenever a module's device is opened. */
+static uint64_t hash_modules_line(uint64_t h, char *line)
+{
+    char *save = NULL, *field = strtok_r(line, " \n", &save);
+
+    for (unsigned i = 0; field; i++, field = strtok_r(NULL, " \n", &save)) {
+        if (i == 2 || i == 3) /* refcount, users */
+            continue;
+        for (const char *c = field; *c; c++)
+            h = (h ^ (unsigned char)*c) * 0x100000001b3ULL; /* FNV-1a */
+        h = (h ^ ' ') * 0x100000001b3ULL;
+    }
+    return h;
+}
+
+/* 0 when there are no modules to watch (no /proc/modules). */
+static uint64_t modules_hash(void)
+{
+    _cleanup_fclose_ FILE *f = fopen("/proc/modules", "re");
+    _cleanup_free_ char *line = NULL;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    size_t line_size = 0;
+
+    if (!f)
+        return 0;
+    while (getline(&line, &line_size, f) >= 0)
+        h = hash_modules_line(h, line);
+    return h;
+}
+
+/* Every process is read again when next asked for; one gone for long is
+ * forgotten, and so is one whose mappings could never be read. */
+static void processes_begin_pass(struct symbolizer *s)
+{
+    int64_t now = monotonic_ns();
+    size_t n = 0;
+
+    for (size_t i = 0; i < s->n_procs; i++) {
+        struct process *p = &s->procs[i];
+
+        if (p->error < 0 || (p->gone_since_ns && now - p->gone_since_ns > GONE_KEEP_NS)) {
+            process_done(p);
+            continue;
+        }
+        p->read_this_pass = false;
+        s->procs[n++] = *p;
+    }
+    s->n_procs = n;
+}
+
+void symbolizer_begin_pass(struct symbolizer *s)
+{
+    uint64_t h = modules_hash();
+
+    s->pass++;
+    processes_begin_pass(s);
+    files_evict_idle(s);
+    if (h != s->modules_hash) {
+        s->modules_hash = h;
+        s->kallsyms_stale = true;
+    }
+}
+
+static int file_key_compare(const struct file_key *a, const struct file_key *b)
+{
+    return memcmp(a, b, sizeof(*a));
+}
+
+static struct file_key file_key_from_stat(const struct stat *st)
+{
+    return (struct file_key){
+        .dev = st->st_dev,
+        .ino = st->st_ino,
+        .size = (uint64_t)st->st_size,
+        .mtime_sec = st->st_mtim.tv_sec,
+        .mtime_nsec = st->st_mtim.tv_nsec,
+    };
+}
+
+/* Index of the file with key k, or where it would go; *found tells which. */
+static size_t files_search(const struct symbolizer *s, const struct file_key *k, bool *found)
+{
+    size_t lo = 0, hi = s->n_files;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = file_key_compare(&s->files[mid]->key, k);
+
+        if (c == 0) {
+            *found = true;
+            return mid;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = false;
+    return lo;
+}
+
+/* Read the file open on fd into a cache entry. A file that is not ELF gets
+ * an entry too, so that it is not read again at every pass. */
+static int file_read(int fd, const struct file_key *k, struct elf_file **ret)
+{
+    struct elf_file *f = calloc(1, sizeof(*f));
+    int r;
+
+    if (!f)
+        return -ENOMEM;
+    f->key = *k;
+    r = elf_symbols_read(fd, &f->syms);
+    if (r < 0 && r != -ENOEXEC) {
+        free(f);
+        return r;
+    }
+    *ret = f;
+    return 0;
+}
+
+/* The cached file with the identity st, read from path if not cached yet. */
+static struct elf_file *file_get(struct symbolizer *s, const char *path, const struct stat *st)
+{
+    struct file_key k = file_key_from_stat(st), opened;
+    _cleanup_close_ int fd = -EBADF;
+    struct elf_file *f = NULL;
+    struct stat fst;
+    size_t i;
+    bool found;
+
+    i = files_search(s, &k, &found);
+    if (found)
+        return s->files[i];
+    if (s->n_files >= FILE_CACHE_MAX)
+        return &no_file;
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0 || fstat(fd, &fst) < 0)
+        return &no_file;
+    /* replaced between stat and open: next pass will see the new one */
+    opened = file_key_from_stat(&fst);
+    if (file_key_compare(&opened, &k) != 0)
+        return &no_file;
+    if (file_read(fd, &k, &f) < 0)
+        return &no_file;
+    s->stats.elf_opens++;
+    memmove(&s->files[i + 1], &s->files[i], (s->n_files - i) * sizeof(*s->files));
+    s->files[i] = f;
+    s->n_files++;
+    return f;
+}
+
+/* A path to the file behind m and its identity. map_files gives the very
+ * file mapped, deleted or in another mount namespace; the path under the
+ * process's root is the fallback, if it still names the same inode. */
+static int mapped_file_path(pid_t pid, const struct proc_map *m, char *path, size_t size,
+                            struct stat *st)
+{
+    snprintf(path, size, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, m->start, m->end);
+    if (stat(path, st) == 0)
+        return 0;
+    if (m->deleted)
+        return -errno;
+    if ((size_t)snprintf(path, size, "/proc/%d/root%s", (int)pid, m->path) >= size)
+        return -ENAMETOOLONG;
+    if (stat(path, st) == 0)
+        return st->st_ino == m->inode ? 0 : -ESTALE;
+    if (errno != ENOENT)
+        return -errno;
+    /* the process is gone: the path as seen from here, if it is the very file */
+    snprintf(path, size, "%s", m->path);
+    if (stat(path, st) < 0)
+        return -errno;
+    if (st->st_ino != m->inode || major(st->st_dev) != m->dev_major ||
+        minor(st->st_dev) != m->dev_minor)
+        return -ESTALE;
+    return 0;
+}
+
+static struct elf_file *process_file(struct symbolizer *s, struct process *p, size_t map)
+{
+    char path[PATH_MAX + 64];
+    struct elf_file *f;
+    struct stat st;
+
+    if (p->files[map])
+        return p->files[map];
+    /* regular files only: opening a device may have side effects */
+    if (mapped_file_path(p->pid, &p->maps.maps[map], path, sizeof(path), &st) < 0 ||
+        !S_ISREG(st.st_mode))
+        f = &no_file;
+    else
+        f = file_get(s, path, &st);
+    if (f != &no_file) {
+        f->last_pass = s->pass;
+        f->refs++;
+    }
+    p->files[map] = f;
+    return f;
+}
+
+static size_t processes_search(const struct symbolizer *s, pid_t pid, bool *found)
+{
+    size_t lo = 0, hi = s->n_procs;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (s->procs[mid].pid == pid) {
+            *found = true;
+            return mid;
+        }
+        if (s->procs[mid].pid < pid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = false;
+    return lo;
+}
+
+static int processes_grow(struct symbolizer *s)
+{
+    size_t cap = s->cap_procs ? s->cap_procs * 2 : 64;
+    struct process *p;
+
+    if (s->n_procs < s->cap_procs)
+        return 0;
+    p = reallocarray(s->procs, cap, sizeof(*p));
+    if (!p)
+        return -ENOMEM;
+    s->procs = p;
+    s->cap_procs = cap;
+    return 0;
+}
+
+/* Read once per pass; a process that is gone is remembered as such. */
+static int process_read(pid_t pid, struct process *p)
+{
+    *p = (struct process){.pid = pid};
+    p->error = proc_maps_read(pid, &p->maps);
+    /* a zombie's maps read fine, and are empty: it is gone all the same */
+    if (p->error == 0 && p->maps.n == 0) {
+        proc_maps_done(&p->maps);
+        p->error = -ESRCH;
+    }
+    if (p->error < 0)
+        return 0;
+    p->files = calloc(p->maps.n ?: 1, sizeof(*p->files));
+    if (!p->files) {
+        proc_maps_done(&p->maps);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+/* Read the process again, once per pass. A process that is gone keeps the
+ * mappings it had; a pid that lives again is a new process, with its own. */
+static int process_refresh(struct symbolizer *s, struct process *p)
+{
+    struct process fresh;
+    int r;
+
+    p->read_this_pass = true;
+    r = process_read(p->pid, &fresh);
+    if (r < 0)
+        return r;
+    s->stats.maps_reads++;
+    if (fresh.error < 0) {
+        process_done(&fresh);
+        if (!p->gone_since_ns)
+            p->gone_since_ns = monotonic_ns();
+        return 0;
+    }
+    process_done(p);
+    *p = fresh;
+    p->read_this_pass = true;
+    return 0;
+}
+
+static int process_get(struct symbolizer *s, pid_t pid, struct process **ret)
+{
+    struct process p;
+    bool found;
+    size_t i;
+    int r;
+
+    i = processes_search(s, pid, &found);
+    if (found && !s->procs[i].read_this_pass) {
+        r = process_refresh(s, &s->procs[i]);
+        if (r < 0)
+            return r;
+    }
+    if (!found) {
+        if (s->n_procs >= PROCESS_CACHE_MAX) {
+            processes_clear(s);
+            i = 0;
+        }
+        r = processes_grow(s);
+        if (r < 0)
+            return r;
+        r = process_read(pid, &p);
+        if (r < 0)
+            return r;
+        p.read_this_pass = true;
+        s->stats.maps_reads++;
+        memmove(&s->procs[i + 1], &s->procs[i], (s->n_procs - i) * sizeof(*s->procs));
+        s->procs[i] = p;
+        s->n_procs++;
+    }
+    *ret = &s->procs[i];
+    return s->procs[i].error;
+}
+
+static const char *path_basename(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+
+    return slash ? slash + 1 : path;
+}
+
+/* A symbol of the file when one holds the address; else the file offset,
+ * which stays meaningful (addr2line, a later symbolization) and is never
+ * a wrong name. */
+static int name_file_frame(struct symbolizer *s, struct process *p, size_t map, uint64_t addr,
+                           char *buf, size_t size)
+{
+    const struct proc_map *m = &p->maps.maps[map];
+    uint64_t offset = addr - m->start + m->pgoff, vaddr;
+    struct elf_file *f = process_file(s, p, map);
+    const char *name = NULL;
+
+    if (f->syms && elf_symbols_offset_to_vaddr(f->syms, offset, &vaddr) == 0)
+        name = elf_symbols_lookup(f->syms, vaddr);
+    if (!name)
+        return write_name(buf, size, "%s+0x%" PRIx64, path_basename(m->path), offset);
+    s->stats.user_named++;
+    return write_name(buf, size, "%s", name);
+}
+
+int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint64_t ip, bool is_leaf, char *buf,
+                          size_t size)
+{
+    uint64_t addr = is_leaf || ip == 0 ? ip : ip - 1;
+    const struct proc_map *m;
+    struct process *p;
+    int r;
+
+    s->stats.user_frames++;
+    r = process_get(s, tgid, &p);
+    if (r < 0)
+        return write_unknown(buf, size, r);
+    m = proc_maps_find(&p->maps, addr);
+    if (!m)
+        return write_unknown(buf, size, -ENOENT);
+    switch (m->kind) {
+    case PROC_MAP_FILE:
+        return name_file_frame(s, p, (size_t)(m - p->maps.maps), addr, buf, size);
+    case PROC_MAP_VDSO:
+        return write_name(buf, size, "[vdso]");
+    default:
+        return write_name(buf, size, "[anon]");
+    }
+}
+
+/* A failed read is not retried at every frame: it counts as a read. */
+static void kallsyms_refresh(struct symbolizer *s)
+{
+    kallsyms_load(s->kallsyms, "/proc/kallsyms");
+    s->stats.kallsyms_loads++;
+    s->kallsyms_stale = false;
+    s->kallsyms_pass = s->pass;
+}
+
+static int kernel_lookup(struct symbolizer *s, uint64_t addr, const char **name,
+                         const char **module)
+{
+    int r;
+
+    if (s->kallsyms_stale)
+        kallsyms_refresh(s);
+    r = kallsyms_lookup(s->kallsyms, addr, name, module);
+    if (r != -ENOENT || s->pass - s->kallsyms_pass < KALLSYMS_RETRY_PASSES)
+        return r;
+    kallsyms_refresh(s);
+    return kallsyms_lookup(s->kallsyms, addr, name, module);
+}
+
+int symbolizer_kernel_frame(struct symbolizer *s, uint64_t ip, bool is_leaf, char *buf, size_t size)
+{
+    uint64_t addr = is_leaf || ip == 0 ? ip : ip - 1;
+    const char *name, *module;
+    int r;
+
+    s->stats.kernel_frames++;
+    r = kernel_lookup(s, addr, &name, &module);
+    if (r < 0)
+        return write_unknown(buf, size, r);
+    if (module)
+        write_name(buf, size, "%s [%s]", name, module);
+    else
+        write_name(buf, size, "%s", name);
+    if (kallsyms_is_tracer_frame(name))
+        return SYMBOLIZER_SKIP;
+    s->stats.kernel_named++;
+    return 0;
+}
+
+void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *ret)
+{
+    *ret = s->stats;
+    ret->elf_files = s->n_files;
+}
