@@ -20,6 +20,11 @@
 #include "macro.h"
 #include "varlink_frame.h"
 
+/* After an oversized request the rest of it is read and dropped, so that the
+ * client can still read the error (closing with unread input would reset the
+ * connection and lose it); but not forever. */
+#define DISCARD_LIMIT (16u << 20)
+
 struct conn {
     struct event_source src;
     struct server *srv;
@@ -28,6 +33,9 @@ struct conn {
     struct vl_output out;
     uint32_t watched; /* epoll events asked for */
     bool closing;     /* close once the output is written */
+    bool discarding;  /* after an oversized request: error sent, input thrown away */
+    bool shut;        /* our side of the stream is shut down */
+    size_t discarded;
     struct conn *prev, *next;
 };
 
@@ -125,6 +133,10 @@ static void read_input(struct conn *c)
             c->srv->d->stats.request_errors++;
             queue(c, vl_error_new("io.offcpud.RequestTooLarge",
                                   json_pack("{s:I}", "limit", (json_int_t)c->in.limit)));
+            vl_output_flush(&c->out, c->src.fd);
+            c->in.len = 0;
+            c->discarding = true;
+            return;
         }
         /* end of file, an error, or an oversized request: finish writing, then close */
         c->closing = true;
@@ -132,16 +144,39 @@ static void read_input(struct conn *c)
     }
 }
 
+static void discard_input(struct conn *c)
+{
+    char buf[65536];
+
+    for (;;) {
+        ssize_t n = read(c->src.fd, buf, sizeof(buf));
+
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            return;
+        if (n <= 0 || (c->discarded += n) > DISCARD_LIMIT) {
+            c->closing = true;
+            return;
+        }
+    }
+}
+
 static int update_watch(struct conn *c)
 {
     uint32_t want;
 
-    if (vl_output_pending(&c->out))
-        want = EPOLLOUT;
-    else if (c->closing)
+    if (vl_output_pending(&c->out)) {
+        want = EPOLLOUT | (c->discarding ? EPOLLIN : 0);
+    } else if (c->closing) {
         return -ECONNRESET; /* all written */
-    else
+    } else if (c->discarding) {
+        /* the error is out: end of stream for the client, then wait for its close */
+        if (!c->shut)
+            shutdown(c->src.fd, SHUT_WR);
+        c->shut = true;
         want = EPOLLIN;
+    } else {
+        want = EPOLLIN;
+    }
     if (want == c->watched)
         return 0;
     c->watched = want;
@@ -167,7 +202,9 @@ static void on_conn(struct event_source *src, uint32_t events)
         if (r == 0)
             process_input(c);
     }
-    if ((events & (EPOLLIN | EPOLLHUP)) && !vl_output_pending(&c->out) && !c->closing)
+    if ((events & (EPOLLIN | EPOLLHUP)) && c->discarding)
+        discard_input(c);
+    else if ((events & (EPOLLIN | EPOLLHUP)) && !vl_output_pending(&c->out) && !c->closing)
         read_input(c);
     if (update_watch(c) < 0)
         conn_free(c);

@@ -213,8 +213,8 @@ static int write_all(int fd, const char *p, size_t n)
 int vl_call(int fd, const char *method, json_t *params, size_t reply_limit, json_t **ret_params,
             char **ret_error)
 {
-    json_t *call = json_pack("{s:s, s:O}", "method", method, "parameters",
-                             params ? params : json_object());
+    json_t *call = json_pack("{s:s, s:o}", "method", method, "parameters",
+                             params ? json_incref(params) : json_object());
     _cleanup_free_ char *text = NULL;
     struct vl_input in;
     json_t *reply = NULL, *error;

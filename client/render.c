@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include "render.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "duration.h"
+#include "macro.h"
+
+/* A frame must not break the line: ';' separates frames, a newline lines. */
+static void put_frame(FILE *f, const char *s)
+{
+    for (; *s; s++)
+        fputc(*s == ';' ? ':' : (*s == '\n' || *s == '\r') ? ' ' : *s, f);
+}
+
+static void put_frames(FILE *f, const json_t *frames)
+{
+    size_t i;
+    json_t *v;
+
+    json_array_foreach(frames, i, v) {
+        fputc(';', f);
+        put_frame(f, json_string_value(v) ?: "?");
+    }
+}
+
+static char *folded_line(const json_t *stack)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    json_t *v;
+
+    if (!f)
+        return NULL;
+    put_frame(f, json_string_value(json_object_get(stack, "comm")) ?: "?");
+    if ((v = json_object_get(stack, "pid")) && json_is_integer(v))
+        fprintf(f, ";[pid %lld]", (long long)json_integer_value(v));
+    if ((v = json_object_get(stack, "tid")) && json_is_integer(v))
+        fprintf(f, ";[tid %lld]", (long long)json_integer_value(v));
+    if ((v = json_object_get(stack, "state")) && json_is_string(v))
+        fprintf(f, ";[state %s]", json_string_value(v));
+    if ((v = json_object_get(stack, "cgroup")) && json_is_string(v)) {
+        fputs(";[cgroup ", f);
+        put_frame(f, json_string_value(v));
+        fputc(']', f);
+    }
+    put_frames(f, json_object_get(stack, "user"));
+    fputs(";-", f);
+    put_frames(f, json_object_get(stack, "kernel"));
+    /* microseconds, rounded: the unit flame graph tools expect from offcputime */
+    fprintf(f, " %lld",
+            (long long)((json_integer_value(json_object_get(stack, "total_ns")) + 500) / 1000));
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int render_folded(FILE *f, const json_t *reply)
+{
+    const json_t *stacks = json_object_get(reply, "stacks");
+    size_t n = json_array_size(stacks), i;
+    _cleanup_free_ char **lines = calloc(n ?: 1, sizeof(*lines));
+    int r = 0;
+
+    if (!lines)
+        return -ENOMEM;
+    for (i = 0; i < n; i++) {
+        lines[i] = folded_line(json_array_get(stacks, i));
+        if (!lines[i])
+            r = -ENOMEM;
+    }
+    /* sorted by text, so that two dumps diff cleanly */
+    if (r == 0) {
+        qsort(lines, n, sizeof(*lines), cmp_str);
+        for (i = 0; i < n; i++)
+            fprintf(f, "%s\n", lines[i]);
+    }
+    for (i = 0; i < n; i++)
+        free(lines[i]);
+    return r < 0 ? r : (int)n;
+}
+
+static const char *bytes_text(json_int_t v, char *buf, size_t size)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double x = (double)v;
+    size_t u = 0;
+
+    while (x >= 1024 && u + 1 < ARRAY_SIZE(units)) {
+        x /= 1024;
+        u++;
+    }
+    snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", x, units[u]);
+    return buf;
+}
+
+static const char *ns_text(json_int_t v, char *buf, size_t size)
+{
+    if (v < 1000000)
+        snprintf(buf, size, "%.1fus", v / 1e3);
+    else if (v < 1000000000)
+        snprintf(buf, size, "%.1fms", v / 1e6);
+    else
+        snprintf(buf, size, "%.1fs", v / 1e9);
+    return buf;
+}
+
+static const char *time_text(json_int_t ns, char *buf, size_t size)
+{
+    time_t t = (time_t)(ns / 1000000000);
+    struct tm tm;
+
+    strftime(buf, size, "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
+    return buf;
+}
+
+enum kind { K_PLAIN, K_BYTES, K_NS, K_DURATION, K_TIME };
+
+int render_status(FILE *f, const json_t *st)
+{
+    static const struct {
+        const char *key, *label;
+        enum kind kind;
+    } rows[] = {
+        {"version", "version", K_PLAIN},
+        {"pid", "pid", K_PLAIN},
+        {"uptime_ns", "uptime", K_NS},
+        {"attach", "attached with", K_PLAIN},
+        {"interval_ns", "interval", K_DURATION},
+        {"retention_ns", "retention", K_DURATION},
+        {"snapshots", "snapshots", K_PLAIN},
+        {"oldest_ns", "oldest", K_TIME},
+        {"newest_ns", "newest", K_TIME},
+        {"memory_used", "memory used", K_BYTES},
+        {"memory_limit", "memory limit", K_BYTES},
+        {"evicted_retention", "evicted (retention)", K_PLAIN},
+        {"evicted_memory", "evicted (memory)", K_PLAIN},
+        {"drains", "drains", K_PLAIN},
+        {"drain_last_ns", "last drain took", K_NS},
+        {"drain_max_ns", "longest drain", K_NS},
+        {"drained_records", "records drained", K_PLAIN},
+        {"stacks_interned", "stacks kept", K_PLAIN},
+        {"strings_interned", "names kept", K_PLAIN},
+        {"symbol_files", "ELF files cached", K_PLAIN},
+        {"clients", "clients", K_PLAIN},
+        {"requests", "requests", K_PLAIN},
+        {"request_errors", "request errors", K_PLAIN},
+    };
+    const json_t *collector = json_object_get(st, "collector");
+    const char *key;
+    json_t *v;
+    char buf[64];
+
+    for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+        const char *text = buf;
+
+        v = json_object_get(st, rows[i].key);
+        if (!v || json_is_null(v))
+            continue;
+        if (json_is_string(v))
+            text = json_string_value(v);
+        else if (rows[i].kind == K_BYTES)
+            bytes_text(json_integer_value(v), buf, sizeof(buf));
+        else if (rows[i].kind == K_NS)
+            ns_text(json_integer_value(v), buf, sizeof(buf));
+        else if (rows[i].kind == K_DURATION)
+            duration_format((uint64_t)json_integer_value(v), buf, sizeof(buf));
+        else if (rows[i].kind == K_TIME)
+            time_text(json_integer_value(v), buf, sizeof(buf));
+        else
+            snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
+        fprintf(f, "%-22s %s\n", rows[i].label, text);
+    }
+    fprintf(f, "collector:\n");
+    json_object_foreach((json_t *)collector, key, v)
+        fprintf(f, "  %-20s %lld\n", key, (long long)json_integer_value(v));
+    return 0;
+}

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* What offcpuctl prints: folded stacks and the human form of status. */
+#ifndef RENDER_H
+#define RENDER_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+/* One line per stack of a Dump reply, sorted, in the folded format:
+ * "comm;user-root;...;user-leaf;-;kernel-root;...;kernel-leaf VALUE_US".
+ * Fields the stacks were grouped by follow comm as "[pid N]", "[tid N]",
+ * "[state S]", "[cgroup PATH]". Returns the number of lines, or -errno. */
+int render_folded(FILE *f, const json_t *reply);
+
+/* Status as aligned "name: value" lines. */
+int render_status(FILE *f, const json_t *status);
+
+#endif

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Folded lines from Dump replies: order, separators, rounding, grouping. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "render.h"
+
+static char *folded(const char *reply_json)
+{
+    json_t *reply = json_loads(reply_json, 0, NULL);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+
+    render_folded(f, reply);
+    fclose(f);
+    json_decref(reply);
+    return text;
+}
+
+static void expect(const char *what, const char *reply, const char *want)
+{
+    char *got = folded(reply);
+
+    CHECK(strcmp(got, want) == 0, "%s:\n%s", what, got);
+    free(got);
+}
+
+int main(void)
+{
+    expect("user and kernel frames around '-', value in us, lines sorted",
+           "{\"stacks\":["
+           "{\"comm\":\"web\",\"user\":[\"main\",\"serve\"],\"kernel\":[\"do_syscall_64\",\"schedule\"],"
+           "\"total_ns\":2500,\"count\":1},"
+           "{\"comm\":\"app\",\"user\":[\"main\",\"wait\"],\"kernel\":[\"schedule\"],"
+           "\"total_ns\":1000000,\"count\":3}]}",
+           "app;main;wait;-;schedule 1000\n"
+           "web;main;serve;-;do_syscall_64;schedule 3\n");
+    expect("rounding to the nearest microsecond",
+           "{\"stacks\":[{\"comm\":\"a\",\"user\":[\"f\"],\"kernel\":[\"k\"],\"total_ns\":1499,"
+           "\"count\":1},{\"comm\":\"b\",\"user\":[\"f\"],\"kernel\":[\"k\"],\"total_ns\":1500,"
+           "\"count\":1}]}",
+           "a;f;-;k 1\nb;f;-;k 2\n");
+    expect("kernel thread: no user frames, '-' still there",
+           "{\"stacks\":[{\"comm\":\"kworker/0:1\",\"user\":[],\"kernel\":[\"worker_thread\","
+           "\"schedule\"],\"total_ns\":5000,\"count\":1}]}",
+           "kworker/0:1;-;worker_thread;schedule 5\n");
+    expect("missed stacks as the daemon names them",
+           "{\"stacks\":[{\"comm\":\"x\",\"user\":[\"[Missed User Stack]\"],\"kernel\":["
+           "\"[Missed Kernel Stack]\"],\"total_ns\":1000,\"count\":1}]}",
+           "x;[Missed User Stack];-;[Missed Kernel Stack] 1\n");
+    expect("';' and newlines in names cannot split frames or lines",
+           "{\"stacks\":[{\"comm\":\"a;b\",\"user\":[\"f;g\",\"h\\ni\"],\"kernel\":[],"
+           "\"total_ns\":1000,\"count\":1}]}",
+           "a:b;f:g;h i;- 1\n");
+    expect("grouped fields follow comm",
+           "{\"stacks\":[{\"comm\":\"a\",\"pid\":10,\"tid\":11,\"state\":\"D\",\"cgroup\":\"/job\","
+           "\"user\":[\"f\"],\"kernel\":[\"k\"],\"total_ns\":1000,\"count\":1}]}",
+           "a;[pid 10];[tid 11];[state D];[cgroup /job];f;-;k 1\n");
+    expect("no stacks, no lines", "{\"stacks\":[]}", "");
+    return CHECK_EXIT();
+}

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A workload whose blocking is known. One thread sleeps 100 x 10 ms, another
+ * blocks reading a pipe that a third feeds every 20 ms; each times its own
+ * blocking calls. At exit one JSON line on stdout gives the truth to compare
+ * offcpud's figures with.
+ *
+ *   sleep_and_pipe [--wait-stdin] [--sleeps N] [--writes N]
+ *
+ * --wait-stdin prints "ready PID" and waits for a line on stdin before
+ * starting, so that a test can first move it into a cgroup.
+ *
+ * glibc has no frame pointers: the direct caller of a libc wrapper is lost in
+ * frame-pointer stacks. The names one level up are the ones to look for.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline))
+
+static int sleeps = 100, writes = 100;
+static int pipefd[2];
+
+struct thread_result {
+    pid_t tid;
+    long long blocked_ns;
+    int calls;
+};
+
+static struct thread_result sleeper_result, reader_result;
+
+static long long now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+NOINLINE static void nanosleep_once_10ms(struct thread_result *r)
+{
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    long long t0 = now_ns();
+
+    nanosleep(&ts, NULL);
+    r->blocked_ns += now_ns() - t0;
+    r->calls++;
+}
+
+NOINLINE void block_in_nanosleep_100x10ms(struct thread_result *r)
+{
+    for (int i = 0; i < sleeps; i++)
+        nanosleep_once_10ms(r);
+    __asm__ volatile("" ::: "memory"); /* keep this frame: no tail call */
+}
+
+NOINLINE static int read_one_byte(struct thread_result *r)
+{
+    long long t0 = now_ns();
+    char c;
+    ssize_t n = read(pipefd[0], &c, 1);
+
+    r->blocked_ns += now_ns() - t0;
+    r->calls++;
+    return n == 1;
+}
+
+NOINLINE void block_in_pipe_read(struct thread_result *r)
+{
+    while (read_one_byte(r))
+        ;
+    __asm__ volatile("" ::: "memory");
+}
+
+NOINLINE void feed_pipe_every_20ms(void)
+{
+    struct timespec ts = {0, 20 * 1000 * 1000};
+
+    for (int i = 0; i < writes; i++) {
+        nanosleep(&ts, NULL);
+        if (write(pipefd[1], "x", 1) != 1)
+            break;
+    }
+    close(pipefd[1]);
+}
+
+NOINLINE static void *sleeper_main(void *arg)
+{
+    sleeper_result.tid = syscall(SYS_gettid);
+    block_in_nanosleep_100x10ms(&sleeper_result);
+    return NULL;
+}
+
+NOINLINE static void *reader_main(void *arg)
+{
+    reader_result.tid = syscall(SYS_gettid);
+    block_in_pipe_read(&reader_result);
+    return NULL;
+}
+
+NOINLINE static void *feeder_main(void *arg)
+{
+    feed_pipe_every_20ms();
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    pthread_t sleeper, reader, feeder;
+    int wait_stdin = 0;
+
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--wait-stdin") == 0)
+            wait_stdin = 1;
+        else if (strcmp(argv[i], "--sleeps") == 0 && i + 1 < argc)
+            sleeps = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--writes") == 0 && i + 1 < argc)
+            writes = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: %s [--wait-stdin] [--sleeps N] [--writes N]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (wait_stdin) {
+        char line[16];
+
+        printf("ready %d\n", (int)getpid());
+        fflush(stdout);
+        if (!fgets(line, sizeof(line), stdin))
+            return 1;
+    }
+    if (pipe(pipefd) < 0)
+        return 1;
+    pthread_create(&sleeper, NULL, sleeper_main, NULL);
+    pthread_create(&reader, NULL, reader_main, NULL);
+    pthread_create(&feeder, NULL, feeder_main, NULL);
+    pthread_join(sleeper, NULL);
+    pthread_join(feeder, NULL);
+    pthread_join(reader, NULL);
+    printf("{\"pid\":%d,\"nanosleep_tid\":%d,\"nanosleep_ns\":%lld,\"nanosleep_calls\":%d,"
+           "\"pipe_tid\":%d,\"pipe_ns\":%lld,\"pipe_calls\":%d}\n",
+           (int)getpid(), (int)sleeper_result.tid, sleeper_result.blocked_ns, sleeper_result.calls,
+           (int)reader_result.tid, reader_result.blocked_ns, reader_result.calls);
+    return 0;
+}
