@@ -41,6 +41,8 @@ struct rec_ident {
 struct task_rec {
     __u64 ts;         /* switch-out time; 0 when no switch-out is pending */
     __u64 start_time; /* identifies the task when records are keyed by tid */
+    __u32 announced;  /* the daemon was told about this thread */
+    __u32 pad;
     struct rec_ident id;
     struct offcpu_stack ustack;
     struct offcpu_stack kstack;
@@ -106,6 +108,11 @@ struct {
     __type(key, __u32);
     __type(value, struct offcpu_stats);
 } stats SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_RINGBUF);
+    __uint(max_entries, 256 * 1024);
+} announcements SEC(".maps");
 
 static __always_inline void stat_add(enum offcpu_stat s, __u64 n)
 {
@@ -191,7 +198,11 @@ static __always_inline void switch_out(void *ctx, struct task_rec *rec, struct t
 
     rec->id.state = state_of(preempt, prev_state);
     rec->id.kthread = !!(flags & PF_KTHREAD);
-    rec->start_time = BPF_CORE_READ(prev, start_time);
+    /* a tid-keyed record may have belonged to an earlier task with this tid */
+    if (rec->start_time != BPF_CORE_READ(prev, start_time)) {
+        rec->start_time = BPF_CORE_READ(prev, start_time);
+        rec->announced = 0;
+    }
     rec->id.cgroup_id = bpf_get_current_cgroup_id();
     bpf_get_current_comm(rec->id.comm, sizeof(rec->id.comm));
     rec->id.kernel_hash = take_stack(ctx, &rec->kstack, false);
@@ -200,6 +211,15 @@ static __always_inline void switch_out(void *ctx, struct task_rec *rec, struct t
         rec->id.user_hash = OFFCPU_STACK_MISSED;
     } else {
         rec->id.user_hash = take_stack(ctx, &rec->ustack, true);
+    }
+    /* A short-lived process may be gone before the next drain: have its
+     * mappings read now. Not at a preemption: it may still be in ld.so. */
+    if (!rec->announced && !rec->id.kthread && rec->id.state != OFFCPU_STATE_RUNNABLE) {
+        struct offcpu_announce a = {.tgid = BPF_CORE_READ(prev, tgid)};
+
+        rec->announced = 1;
+        if (bpf_ringbuf_output(&announcements, &a, sizeof(a), 0) < 0)
+            stat_add(OFFCPU_STAT_ANNOUNCE_LOST, 1);
     }
     /* Last, so that a record is complete whenever ts is set. */
     rec->ts = bpf_ktime_get_ns();

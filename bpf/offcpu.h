@@ -47,6 +47,12 @@ struct offcpu_stack {
     __u64 ip[OFFCPU_USER_DEPTH];
 };
 
+/* Sent when a thread first blocks of its own accord (its libraries are loaded
+ * by then), so that the daemon reads the process's mappings while it lives. */
+struct offcpu_announce {
+    __u32 tgid;
+};
+
 /* Per-CPU counters of everything that happened and everything that was lost. */
 enum offcpu_stat {
     OFFCPU_STAT_SWITCHES,          /* switch-outs recorded */
@@ -60,6 +66,7 @@ enum offcpu_stat {
     OFFCPU_STAT_AGG_LOST_NS,       /* ...and how much time that was */
     OFFCPU_STAT_NO_SWITCH_OUT,     /* switch-in with no switch-out record (task seen first) */
     OFFCPU_STAT_STORAGE_FAIL,      /* no per-task storage could be had at switch-out */
+    OFFCPU_STAT_ANNOUNCE_LOST,     /* a new process could not be announced: ring buffer full */
     OFFCPU_STAT__MAX,
 };
 

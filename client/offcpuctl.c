@@ -57,6 +57,14 @@ __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ..
     return EXIT_USAGE;
 }
 
+/* getopt's own messages would not be in our one-line form. */
+static int option_error(int c, char **argv)
+{
+    if (c == ':')
+        return usage_error("option '%s' needs a value", argv[optind - 1]);
+    return usage_error("unknown option '%s'", argv[optind - 1]);
+}
+
 /* "k=v, k=v" of an error's parameters, for a one-line message. */
 static void describe_params(const json_t *params, char *buf, size_t size)
 {
@@ -214,7 +222,8 @@ static int cmd_dump(const struct globals *g, int argc, char **argv)
     int c, r = 0, n;
 
     optind = 1;
-    while (r == 0 && (c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    opterr = 0;
+    while (r == 0 && (c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
         switch (c) {
         case 'p':
             r = parse_id("--pid", optarg, params, "pid");
@@ -262,7 +271,7 @@ static int cmd_dump(const struct globals *g, int argc, char **argv)
             json_decref(params);
             return EXIT_OK;
         default:
-            r = EXIT_USAGE;
+            r = option_error(c, argv);
         }
     }
     if (r == 0 && optind < argc)
@@ -338,7 +347,8 @@ int main(int argc, char **argv)
     int c;
 
     /* "+": stop at the command; its options are its own */
-    while ((c = getopt_long(argc, argv, "+s:jhV", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:s:jhV", opts, NULL)) != -1) {
         switch (c) {
         case 's':
             g.socket = optarg;
@@ -353,7 +363,7 @@ int main(int argc, char **argv)
             printf("offcpuctl %s\n", OFFCPUD_VERSION);
             return EXIT_OK;
         default:
-            return EXIT_USAGE;
+            return option_error(c, argv);
         }
     }
     if (optind >= argc)

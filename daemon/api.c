@@ -234,8 +234,9 @@ static json_t *method_dump(struct daemon *d, const struct peer *peer, json_t *pa
     if (err)
         return err;
 
-    /* a window reaching now includes the generation still being collected */
-    if (q.end_ns >= now && clock_ns(CLOCK_MONOTONIC) - d->last_drain_mono_ns > 50 * (int64_t)NSEC_PER_MSEC)
+    /* a window reaching now includes the generation still being collected:
+     * the last milliseconds before a query are what an incident is about */
+    if (q.end_ns >= now && clock_ns(CLOCK_MONOTONIC) - d->last_drain_mono_ns > (int64_t)NSEC_PER_MSEC)
         daemon_drain(d);
 
     r = query_run(&d->ring, &q, &res);
@@ -272,6 +273,7 @@ static json_t *collector_json(struct daemon *d)
         [OFFCPU_STAT_AGG_LOST_NS] = "agg_lost_ns",
         [OFFCPU_STAT_NO_SWITCH_OUT] = "no_switch_out",
         [OFFCPU_STAT_STORAGE_FAIL] = "storage_fail",
+        [OFFCPU_STAT_ANNOUNCE_LOST] = "announce_lost",
     };
     uint64_t v[OFFCPU_STAT__MAX] = {0};
     json_t *o = json_object();

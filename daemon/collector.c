@@ -18,6 +18,9 @@
 
 struct collector {
     struct offcpu_bpf *skel;
+    struct ring_buffer *announcements;
+    collector_announce_fn announce;
+    void *announce_userdata;
     enum collector_attach attach;
     uint32_t gen;           /* generation the programs write now */
     bool membarrier_global; /* membarrier can wait for an RCU grace period */
@@ -138,6 +141,7 @@ struct collector *collector_free(struct collector *c)
 {
     if (!c)
         return NULL;
+    ring_buffer__free(c->announcements);
     offcpu_bpf__destroy(c->skel);
     free(c->d.keys);
     free(c->d.values);
@@ -196,6 +200,34 @@ static int cmp_slot(const void *a, const void *b)
     const struct drained_slot *x = a, *y = b;
 
     return x->hash < y->hash ? -1 : x->hash > y->hash;
+}
+
+static int on_announcement(void *ctx, void *data, size_t size)
+{
+    struct collector *c = ctx;
+    const struct offcpu_announce *a = data;
+
+    if (size >= sizeof(*a))
+        c->announce(c->announce_userdata, a->tgid);
+    return 0;
+}
+
+int collector_watch_announcements(struct collector *c, collector_announce_fn fn, void *userdata)
+{
+    c->announce = fn;
+    c->announce_userdata = userdata;
+    c->announcements = ring_buffer__new(bpf_map__fd(c->skel->maps.announcements), on_announcement,
+                                        c, NULL);
+    if (!c->announcements)
+        return -errno;
+    return ring_buffer__epoll_fd(c->announcements);
+}
+
+int collector_take_announcements(struct collector *c)
+{
+    int r = ring_buffer__consume(c->announcements);
+
+    return r < 0 ? r : 0;
 }
 
 /* Charge the time of tasks still blocked to the generation about to end. */

@@ -57,6 +57,15 @@ int collector_flip_and_drain(struct collector *c, struct drained **ret);
 /* Stack with this hash in a drained generation, or NULL. */
 const struct offcpu_stack *drained_find_stack(const struct drained *d, uint64_t hash);
 
+/* Called for each process announced by the BPF side (a thread's first
+ * voluntary block), so that its mappings are read while it lives. */
+typedef void (*collector_announce_fn)(void *userdata, uint32_t tgid);
+
+/* Set the callback; returns an fd to poll, readable when announcements wait. */
+int collector_watch_announcements(struct collector *c, collector_announce_fn fn, void *userdata);
+/* Hand what is waiting to the callback. */
+int collector_take_announcements(struct collector *c);
+
 /* Counters summed over CPUs. */
 int collector_read_stats(struct collector *c, uint64_t ret[OFFCPU_STAT__MAX]);
 

@@ -137,6 +137,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 struct loop {
     struct event_source timer;
     struct event_source signals;
+    struct event_source announcements;
     struct daemon *d;
     bool quit;
 };
@@ -149,6 +150,20 @@ static void on_timer(struct event_source *src, uint32_t events)
     if (read(src->fd, &expirations, sizeof(expirations)) < 0)
         return;
     daemon_drain(l->d);
+}
+
+static void on_announce(void *userdata, uint32_t tgid)
+{
+    struct daemon *d = userdata;
+
+    symbolizer_prefetch(d->sym, (pid_t)tgid);
+}
+
+static void on_announcements(struct event_source *src, uint32_t events)
+{
+    struct loop *l = container_of(src, struct loop, announcements);
+
+    collector_take_announcements(l->d->collector);
 }
 
 static void on_signal(struct event_source *src, uint32_t events)
@@ -189,9 +204,16 @@ static int setup_loop(struct loop *l, struct daemon *d)
         .fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC), .dispatch = on_timer};
     if (l->signals.fd < 0 || l->timer.fd < 0 || timerfd_settime(l->timer.fd, 0, &its, NULL) < 0)
         return -errno;
+    l->announcements = (struct event_source){
+        .fd = collector_watch_announcements(d->collector, on_announce, d),
+        .dispatch = on_announcements};
+    if (l->announcements.fd < 0)
+        return l->announcements.fd;
     r = event_watch(d->epfd, EPOLL_CTL_ADD, &l->signals, EPOLLIN);
     if (r == 0)
         r = event_watch(d->epfd, EPOLL_CTL_ADD, &l->timer, EPOLLIN);
+    if (r == 0)
+        r = event_watch(d->epfd, EPOLL_CTL_ADD, &l->announcements, EPOLLIN);
     return r;
 }
 

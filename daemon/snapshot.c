@@ -21,27 +21,47 @@ struct builder {
     struct snapshot_stats *stats;
 };
 
-/* Intern one stack from its frames (leaf first, as walked): root first. */
-static uint32_t intern_frames(struct builder *b, const struct offcpu_stack *s, uint32_t tgid)
+/* Name the frames of s, leaf first. A user frame in no mapping ends the walk:
+ * the frame-pointer chain left known code there, and what follows is junk.
+ * Returns the number named; *cut tells whether the walk was cut short. */
+static uint32_t name_frames(struct builder *b, const struct offcpu_stack *s, uint32_t tgid,
+                            char (*names)[FRAME_MAX], bool *cut)
 {
-    uint32_t frames[OFFCPU_USER_DEPTH] = {0}, n = 0, id;
-    char name[FRAME_MAX];
+    uint32_t n = 0;
 
-    for (int i = (int)s->nr - 1; i >= 0 && i < OFFCPU_USER_DEPTH; i--) {
+    *cut = false;
+    for (uint32_t i = 0; i < s->nr && i < OFFCPU_USER_DEPTH; i++) {
         int r;
 
         /* a kernel callchain starts at a caller's return address: no entry is a pc */
         if (s->kernel)
-            r = symbolizer_kernel_frame(b->sym, s->ip[i], false, name, sizeof(name));
+            r = symbolizer_kernel_frame(b->sym, s->ip[i], false, names[n], FRAME_MAX);
         else
-            r = symbolizer_user_frame(b->sym, tgid, s->ip[i], i == 0, name, sizeof(name));
+            r = symbolizer_user_frame(b->sym, tgid, s->ip[i], i == 0, names[n], FRAME_MAX);
         if (r == SYMBOLIZER_SKIP)
             continue;
-        frames[n] = intern_string(b->in, name);
-        if (!frames[n])
+        if (r < 0 && !s->kernel && i > 0) {
+            *cut = true;
             break;
+        }
         n++;
     }
+    return n;
+}
+
+/* Intern one stack from its frames (leaf first, as walked): root first. */
+static uint32_t intern_frames(struct builder *b, const struct offcpu_stack *s, uint32_t tgid)
+{
+    static char names[OFFCPU_USER_DEPTH][FRAME_MAX];
+    uint32_t frames[OFFCPU_USER_DEPTH + 1] = {0}, n = 0, id;
+    bool cut;
+    uint32_t named = name_frames(b, s, tgid, names, &cut);
+
+    if (cut)
+        frames[n++] = intern_string(b->in, "[unknown]");
+    for (uint32_t i = named; i-- > 0;)
+        if ((frames[n] = intern_string(b->in, names[i])))
+            n++;
     id = intern_stack(b->in, frames, n);
     for (uint32_t i = 0; i < n; i++)
         intern_string_unref(b->in, frames[i]);

@@ -587,6 +587,19 @@ int symbolizer_kernel_frame(struct symbolizer *s, uint64_t ip, bool is_leaf, cha
     return 0;
 }
 
+int symbolizer_prefetch(struct symbolizer *s, pid_t tgid)
+{
+    struct process *p;
+    int r = process_get(s, tgid, &p);
+
+    if (r < 0)
+        return r;
+    for (size_t i = 0; i < p->maps.n; i++)
+        if (p->maps.maps[i].kind == PROC_MAP_FILE)
+            process_file(s, p, i);
+    return 0;
+}
+
 void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *ret)
 {
     *ret = s->stats;

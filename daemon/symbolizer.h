@@ -56,6 +56,10 @@ int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint64_t ip, bool is
  * Returns 0, SYMBOLIZER_SKIP, or a negative errno (buf filled as "[unknown]"). */
 int symbolizer_kernel_frame(struct symbolizer *s, uint64_t ip, bool is_leaf, char *buf, size_t size);
 
+/* Read the mappings of process tgid now, and open the files it maps, so that
+ * its frames can be named even if it is gone by the next pass. */
+int symbolizer_prefetch(struct symbolizer *s, pid_t tgid);
+
 void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *ret);
 
 #endif

@@ -5,39 +5,32 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blocked_time.h"
+
 #define NOINLINE __attribute__((noinline))
 
-static long long now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-NOINLINE static long long sleep_once_10ms(void)
+NOINLINE static void sleep_once_10ms(struct blocked_time *t)
 {
     struct timespec ts = {0, 10 * 1000 * 1000};
-    long long t0 = now_ns();
+    struct blocked_mark m = blocked_begin();
 
     nanosleep(&ts, NULL);
-    return now_ns() - t0;
+    blocked_end(t, m);
 }
 
-NOINLINE long long short_lived_sleep_20x10ms(void)
+NOINLINE void short_lived_sleep_20x10ms(struct blocked_time *t)
 {
-    long long total = 0;
-
     for (int i = 0; i < 20; i++)
-        total += sleep_once_10ms();
+        sleep_once_10ms(t);
     __asm__ volatile("" ::: "memory");
-    return total;
 }
 
 int main(void)
 {
-    long long ns = short_lived_sleep_20x10ms();
+    struct blocked_time t = {0};
 
-    printf("{\"pid\":%d,\"nanosleep_ns\":%lld}\n", (int)getpid(), ns);
+    short_lived_sleep_20x10ms(&t);
+    printf("{\"pid\":%d,\"nanosleep_ns\":%lld,\"nanosleep_offcpu_ns\":%lld}\n", (int)getpid(),
+           t.wall_ns, t.offcpu_ns);
     return 0;
 }

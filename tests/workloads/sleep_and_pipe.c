@@ -2,8 +2,8 @@
 /*
  * A workload whose blocking is known. One thread sleeps 100 x 10 ms, another
  * blocks reading a pipe that a third feeds every 20 ms; each times its own
- * blocking calls. At exit one JSON line on stdout gives the truth to compare
- * offcpud's figures with.
+ * blocking calls (wall time, and off-CPU time: see blocked_time.h). At exit
+ * one JSON line on stdout gives the truth to compare offcpud's figures with.
  *
  *   sleep_and_pipe [--wait-stdin] [--sleeps N] [--writes N]
  *
@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blocked_time.h"
+
 #define NOINLINE __attribute__((noinline))
 
 static int sleeps = 100, writes = 100;
@@ -28,28 +30,18 @@ static int pipefd[2];
 
 struct thread_result {
     pid_t tid;
-    long long blocked_ns;
-    int calls;
+    struct blocked_time t;
 };
 
 static struct thread_result sleeper_result, reader_result;
 
-static long long now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 NOINLINE static void nanosleep_once_10ms(struct thread_result *r)
 {
     struct timespec ts = {0, 10 * 1000 * 1000};
-    long long t0 = now_ns();
+    struct blocked_mark m = blocked_begin();
 
     nanosleep(&ts, NULL);
-    r->blocked_ns += now_ns() - t0;
-    r->calls++;
+    blocked_end(&r->t, m);
 }
 
 NOINLINE void block_in_nanosleep_100x10ms(struct thread_result *r)
@@ -61,12 +53,11 @@ NOINLINE void block_in_nanosleep_100x10ms(struct thread_result *r)
 
 NOINLINE static int read_one_byte(struct thread_result *r)
 {
-    long long t0 = now_ns();
+    struct blocked_mark m = blocked_begin();
     char c;
     ssize_t n = read(pipefd[0], &c, 1);
 
-    r->blocked_ns += now_ns() - t0;
-    r->calls++;
+    blocked_end(&r->t, m);
     return n == 1;
 }
 
@@ -142,9 +133,11 @@ int main(int argc, char **argv)
     pthread_join(sleeper, NULL);
     pthread_join(feeder, NULL);
     pthread_join(reader, NULL);
-    printf("{\"pid\":%d,\"nanosleep_tid\":%d,\"nanosleep_ns\":%lld,\"nanosleep_calls\":%d,"
-           "\"pipe_tid\":%d,\"pipe_ns\":%lld,\"pipe_calls\":%d}\n",
-           (int)getpid(), (int)sleeper_result.tid, sleeper_result.blocked_ns, sleeper_result.calls,
-           (int)reader_result.tid, reader_result.blocked_ns, reader_result.calls);
+    printf("{\"pid\":%d,\"nanosleep_tid\":%d,\"nanosleep_ns\":%lld,\"nanosleep_offcpu_ns\":%lld,"
+           "\"nanosleep_calls\":%d,\"pipe_tid\":%d,\"pipe_ns\":%lld,\"pipe_offcpu_ns\":%lld,"
+           "\"pipe_calls\":%d}\n",
+           (int)getpid(), (int)sleeper_result.tid, sleeper_result.t.wall_ns,
+           sleeper_result.t.offcpu_ns, sleeper_result.t.calls, (int)reader_result.tid,
+           reader_result.t.wall_ns, reader_result.t.offcpu_ns, reader_result.t.calls);
     return 0;
 }

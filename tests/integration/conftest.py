@@ -1,0 +1,179 @@
+"""Integration tests: the real daemon on a real socket, real workloads, the real kernel.
+
+OFFCPUD_BUILD names the build directory to test (default: build/ at the repo root).
+These tests need root and BPF. Outside CI they are skipped without root; in CI
+(CI=true) they fail instead, because there they must run.
+"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("OFFCPUD_BUILD", ROOT / "build")).resolve()
+OFFCPUD = BUILD / "daemon" / "offcpud"
+OFFCPUCTL = BUILD / "client" / "offcpuctl"
+WORKLOADS = BUILD / "tests" / "workloads"
+SANITIZER_MARKS = ("AddressSanitizer", "UndefinedBehaviorSanitizer", "LeakSanitizer",
+                   "runtime error:")
+
+
+def pytest_collection_modifyitems(config, items):
+    if os.geteuid() == 0:
+        return
+    if os.environ.get("CI") == "true":
+        raise pytest.UsageError("integration tests need root and BPF, and must run in CI")
+    skip = pytest.mark.skip(reason="needs root and BPF")
+    for item in items:
+        item.add_marker(skip)
+
+
+class Daemon:
+    """An offcpud process on a private socket."""
+
+    def __init__(self, tmp: Path, *args: str):
+        self.sock = str(tmp / "offcpud.sock")
+        self.log_path = tmp / "offcpud.log"
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen([str(OFFCPUD), "--socket", self.sock, *args],
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        self._wait_ready()
+
+    def _wait_ready(self, timeout=20.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"offcpud exited with {self.proc.returncode}:\n{self.read_log()}")
+            try:
+                with socket.socket(socket.AF_UNIX) as s:
+                    s.connect(self.sock)
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise AssertionError(f"offcpud did not listen within {timeout}s:\n{self.read_log()}")
+
+    def read_log(self) -> str:
+        self.log.flush()
+        return self.log_path.read_text(errors="replace")
+
+    def ctl(self, *args: str, check=True) -> subprocess.CompletedProcess:
+        """Run offcpuctl against this daemon."""
+        res = subprocess.run([str(OFFCPUCTL), "--socket", self.sock, *args],
+                             capture_output=True, text=True, timeout=60)
+        if check and res.returncode != 0:
+            raise AssertionError(f"offcpuctl {' '.join(args)} exited {res.returncode}: {res.stderr}")
+        return res
+
+    def dump_json(self, *args: str) -> dict:
+        return json.loads(self.ctl("dump", "--format", "json", *args).stdout)
+
+    def call(self, method: str, parameters=None) -> dict:
+        return varlink_call(self.sock, method, parameters)
+
+    def stop(self):
+        """SIGTERM; the daemon must exit 0 and its log must be clean."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError("offcpud did not exit on SIGTERM")
+        log = self.read_log()
+        self.log.close()
+        assert self.proc.returncode == 0, f"offcpud exited {self.proc.returncode}:\n{log}"
+        for mark in SANITIZER_MARKS:
+            assert mark not in log, f"sanitizer report in offcpud's log:\n{log}"
+        assert not os.path.exists(self.sock), "socket file left behind"
+
+
+class VarlinkStream:
+    """Varlink messages on a connected socket: NUL-terminated JSON, buffered."""
+
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+        self.buf = b""
+
+    def send(self, message) -> None:
+        data = message if isinstance(message, bytes) else json.dumps(message).encode()
+        self.sock.sendall(data + b"\0")
+
+    def recv(self) -> dict:
+        while b"\0" not in self.buf:
+            chunk = self.sock.recv(1 << 20)
+            if not chunk:
+                raise ConnectionError(f"connection closed after {self.buf!r}")
+            self.buf += chunk
+        message, self.buf = self.buf.split(b"\0", 1)
+        return json.loads(message)
+
+
+def varlink_call(path: str, method: str, parameters=None) -> dict:
+    """One Varlink call on a fresh connection: the reply (or error) message."""
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(30)
+        s.connect(path)
+        stream = VarlinkStream(s)
+        msg = {"method": method}
+        if parameters is not None:
+            msg["parameters"] = parameters
+        stream.send(msg)
+        return stream.recv()
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory):
+    """A daemon shared by a module's tests: 200 ms snapshots."""
+    d = Daemon(tmp_path_factory.mktemp("offcpud"), "--interval", "200ms")
+    yield d
+    d.stop()
+
+
+@pytest.fixture
+def start_daemon(tmp_path):
+    """Start a daemon with its own options; stopped (and checked) at teardown."""
+    started = []
+
+    def start(*args):
+        home = tmp_path / f"daemon{len(started)}"
+        home.mkdir()
+        started.append(Daemon(home, *args))
+        return started[-1]
+
+    yield start
+    for d in started:
+        d.stop()
+
+
+def run_workload(name: str, *args: str, timeout=60) -> dict:
+    """Run a workload to its end; its last stdout line is its own measurement."""
+    res = subprocess.run([str(WORKLOADS / name), *args], capture_output=True, text=True,
+                         timeout=timeout, check=True)
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def folded(text: str):
+    """Folded lines as (comm, user frames, kernel frames, microseconds)."""
+    rows = []
+    for line in text.splitlines():
+        stack, value = line.rsplit(" ", 1)
+        frames = stack.split(";")
+        sep = frames.index("-")
+        rows.append((frames[0], frames[1:sep], frames[sep + 1:], int(value)))
+    return rows
+
+
+def at(ns: int) -> str:
+    """offcpuctl's absolute time for a snapshot boundary ns: a microsecond past it, so that
+    rounding never moves it across the boundary (snapshots are milliseconds apart)."""
+    return f"@{(ns + 1000) / 1e9:.6f}"
+
+
+def within(value, truth, rel):
+    return abs(value - truth) <= rel * truth

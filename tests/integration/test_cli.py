@@ -1,0 +1,56 @@
+"""offcpuctl's behaviour at the edges: errors, exit codes, status."""
+import json
+import subprocess
+
+from conftest import OFFCPUCTL
+
+
+def run(*args):
+    return subprocess.run([str(OFFCPUCTL), *args], capture_output=True, text=True, timeout=30)
+
+
+def one_line_error(res, code):
+    assert res.returncode == code, (res.returncode, res.stdout, res.stderr)
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("offcpuctl: "), res.stderr
+    return lines[0]
+
+
+def test_daemon_not_running(tmp_path):
+    line = one_line_error(run("--socket", str(tmp_path / "none.sock"), "status"), 1)
+    assert "is offcpud running?" in line
+
+
+def test_bad_duration(daemon):
+    line = one_line_error(run("--socket", daemon.sock, "dump", "--since", "soon"), 2)
+    assert "invalid duration 'soon'" in line
+
+
+def test_usage_errors(daemon):
+    one_line_error(run("--socket", daemon.sock, "frobnicate"), 2)
+    one_line_error(run("--socket", daemon.sock, "dump", "--pid", "abc"), 2)
+    one_line_error(run("--socket", daemon.sock, "dump", "--format", "svg"), 2)
+    one_line_error(run("--socket", daemon.sock, "dump", "--no-such-option"), 2)
+
+
+def test_no_data_for_pid(daemon):
+    # pid 2 is kthreadd: it exists but hardly ever runs; a pid far above pid_max never exists
+    line = one_line_error(run("--socket", daemon.sock, "dump", "--pid", "2000000000",
+                              "--since", "1s"), 1)
+    assert "no off-CPU data for pid 2000000000" in line
+
+
+def test_socket_from_environment(daemon):
+    res = subprocess.run([str(OFFCPUCTL), "status"], capture_output=True, text=True,
+                         env={"OFFCPUD_SOCKET": daemon.sock, "PATH": "/usr/bin:/bin"})
+    assert res.returncode == 0, res.stderr
+
+
+def test_status_human_and_json(daemon):
+    human = run("--socket", daemon.sock, "status")
+    assert human.returncode == 0 and "attached with" in human.stdout
+    status = json.loads(run("--socket", daemon.sock, "--json", "status").stdout)
+    assert status["attach"] in ("tp_btf", "raw_tp")
+    assert status["collector"]["switches"] > 0 and status["drains"] > 0
+    assert status["pid"] == daemon.proc.pid
+    assert status["memory_used"] <= status["memory_limit"]

@@ -1,0 +1,86 @@
+"""offcpuctl dump against a workload whose blocking is known."""
+import pytest
+
+from conftest import at, folded, run_workload, within
+
+
+@pytest.fixture(scope="module")
+def sleep_and_pipe(daemon):
+    """One run of the workload (100 x 10 ms sleeps; a pipe fed every 20 ms), then its dump:
+    JSON first, then folded over the very window the JSON reply covered."""
+    truth = run_workload("sleep_and_pipe")
+    reply = daemon.dump_json("--pid", str(truth["pid"]), "--since", "60s")
+    out = daemon.ctl("dump", "--pid", str(truth["pid"]),
+                     "--since", at(reply["start_ns"]), "--until", at(reply["end_ns"])).stdout
+    return truth, folded(out), out, reply
+
+
+def stacks_with(rows, function):
+    return [r for r in rows if function in r[1]]
+
+
+def test_nanosleep_stack_named_and_exact(sleep_and_pipe):
+    truth, rows, out, _ = sleep_and_pipe
+    sleeps = stacks_with(rows, "block_in_nanosleep_100x10ms")
+    assert sleeps, f"no stack through block_in_nanosleep_100x10ms in:\n{out}"
+    for comm, user, kernel, _ in sleeps:
+        assert "do_nanosleep" in kernel, f"kernel frames missing: {kernel}"
+        assert kernel[-1] in ("__schedule", "schedule"), kernel
+        assert "sleeper_main" in user, user
+    total_us = sum(r[3] for r in sleeps)
+    assert within(total_us, truth["nanosleep_offcpu_ns"] / 1000, 0.02), \
+        f"{total_us} us in the dump, {truth['nanosleep_offcpu_ns'] / 1000:.0f} us measured:\n{out}"
+
+
+def test_pipe_stack_named_and_exact(sleep_and_pipe):
+    truth, rows, out, _ = sleep_and_pipe
+    reads = stacks_with(rows, "block_in_pipe_read")
+    assert reads, f"no stack through block_in_pipe_read in:\n{out}"
+    assert all(any("pipe_read" in f for f in kernel) for _, _, kernel, _ in reads), reads
+    total_us = sum(r[3] for r in reads)
+    assert within(total_us, truth["pipe_offcpu_ns"] / 1000, 0.02), \
+        f"{total_us} us in the dump, {truth['pipe_offcpu_ns'] / 1000:.0f} us measured:\n{out}"
+
+
+def test_tracer_frames_never_shown(sleep_and_pipe):
+    _, rows, _, _ = sleep_and_pipe
+    for _, _, kernel, _ in rows:
+        for frame in kernel:
+            assert not frame.startswith(("bpf_prog_", "bpf_trace_run", "__traceiter_",
+                                         "__bpf_trace_")), frame
+
+
+def test_json_agrees_with_folded(sleep_and_pipe):
+    truth, rows, _, reply = sleep_and_pipe
+    assert reply["snapshots"] > 0
+    assert len(reply["stacks"]) == len(rows)
+    assert sum(s["total_ns"] for s in reply["stacks"]) // 1000 == pytest.approx(
+        sum(r[3] for r in rows), abs=len(rows))
+    sleep_counts = sum(s["count"] for s in reply["stacks"]
+                       if "block_in_nanosleep_100x10ms" in s["user"])
+    assert sleep_counts == truth["nanosleep_calls"]
+
+
+def test_tid_selects_one_thread(daemon, sleep_and_pipe):
+    truth, _, _, _ = sleep_and_pipe
+    reply = daemon.dump_json("--tid", str(truth["nanosleep_tid"]), "--since", "60s",
+                             "--group-by", "tid")
+    assert reply["stacks"]
+    assert {s["tid"] for s in reply["stacks"]} == {truth["nanosleep_tid"]}
+
+
+def test_group_by_state(daemon, sleep_and_pipe):
+    truth, _, _, _ = sleep_and_pipe
+    reply = daemon.dump_json("--pid", str(truth["pid"]), "--since", "60s", "--group-by", "state")
+    sleeping = [s for s in reply["stacks"] if "block_in_nanosleep_100x10ms" in s["user"]]
+    assert sleeping and all(s["state"] == "S" for s in sleeping)
+
+
+def test_exited_process_still_named(daemon):
+    """short_lived runs ~200 ms and is gone before the query."""
+    truth = run_workload("short_lived")
+    out = daemon.ctl("dump", "--pid", str(truth["pid"]), "--since", "60s").stdout
+    named = stacks_with(folded(out), "short_lived_sleep_20x10ms")
+    assert named, out
+    assert within(sum(r[3] for r in named), truth["nanosleep_offcpu_ns"] / 1000, 0.02), \
+        f"{truth['nanosleep_offcpu_ns'] / 1000:.0f} us measured:\n{out}"

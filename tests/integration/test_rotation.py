@@ -1,0 +1,41 @@
+"""Generations flipped every 100 ms: nothing lost, nothing counted twice."""
+from conftest import at, run_workload, within
+
+
+def total(reply):
+    return sum(s["total_ns"] for s in reply["stacks"])
+
+
+def test_rotation_exact(start_daemon):
+    d = start_daemon("--interval", "100ms")
+    truth = run_workload("sleep_and_pipe", "--sleeps", "300", "--writes", "0")
+    tid = str(truth["nanosleep_tid"])
+
+    whole = d.dump_json("--tid", tid, "--since", "60s")
+    assert whole["snapshots"] >= 30, f"only {whole['snapshots']} snapshots over ~3 s"
+    sleeps = sum(s["total_ns"] for s in whole["stacks"]
+                 if "block_in_nanosleep_100x10ms" in s["user"])
+    assert within(sleeps, truth["nanosleep_offcpu_ns"], 0.01), \
+        (sleeps, truth["nanosleep_offcpu_ns"])
+
+    # the same window in absolute times, then cut in two at its middle
+    start, end = at(whole["start_ns"] - 1), at(whole["end_ns"])
+    middle = at((whole["start_ns"] + whole["end_ns"]) // 2)
+    both = d.dump_json("--tid", tid, "--since", start, "--until", end)
+    first = d.dump_json("--tid", tid, "--since", start, "--until", middle)
+    second = d.dump_json("--tid", tid, "--since", middle, "--until", end)
+    assert total(both) == total(whole)
+    assert total(first) > 0 and total(second) > 0
+    assert total(first) + total(second) == total(both)
+    assert first["snapshots"] + second["snapshots"] == both["snapshots"]
+
+
+def test_raw_tp_fallback(start_daemon):
+    """The raw_tp program (for kernels without BTF-typed tracepoints) gives the same answers."""
+    d = start_daemon("--interval", "200ms", "--attach", "raw_tp")
+    assert d.call("io.offcpud.Status")["parameters"]["attach"] == "raw_tp"
+    truth = run_workload("sleep_and_pipe", "--sleeps", "50", "--writes", "0")
+    reply = d.dump_json("--tid", str(truth["nanosleep_tid"]), "--since", "60s")
+    sleeps = sum(s["total_ns"] for s in reply["stacks"]
+                 if "block_in_nanosleep_100x10ms" in s["user"])
+    assert within(sleeps, truth["nanosleep_offcpu_ns"], 0.02), (sleeps, truth["nanosleep_offcpu_ns"])
