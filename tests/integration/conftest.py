@@ -1,6 +1,7 @@
 """Integration tests: the real daemon on a real socket, real workloads, the real kernel.
 
-OFFCPUD_BUILD names the build directory to test (default: build/ at the repo root).
+OFFCPUD_BUILD names the build directory to test (default: build/ at the repo root);
+OFFCPUD_WORKLOADS the directory of the workloads (default: that build's).
 These tests need root and BPF. Outside CI they are skipped without root; in CI
 (CI=true) they fail instead, because there they must run.
 """
@@ -18,7 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("OFFCPUD_BUILD", ROOT / "build")).resolve()
 OFFCPUD = BUILD / "daemon" / "offcpud"
 OFFCPUCTL = BUILD / "client" / "offcpuctl"
-WORKLOADS = BUILD / "tests" / "workloads"
+# the workloads are test subjects: a sanitizer's own threads and processes would
+# blur the blocking they are known for, so they come from a plain build
+WORKLOADS = Path(os.environ.get("OFFCPUD_WORKLOADS", BUILD / "tests" / "workloads")).resolve()
 SANITIZER_MARKS = ("AddressSanitizer", "UndefinedBehaviorSanitizer", "LeakSanitizer",
                    "runtime error:")
 

@@ -39,7 +39,8 @@ def test_cgroup_filter(daemon, fresh_cgroup):
     reply = daemon.dump_json("--cgroup", str(fresh_cgroup), "--since", "60s",
                              "--group-by", "pid,cgroup")
     assert reply["stacks"], "nothing recorded for the cgroup"
-    assert {s["pid"] for s in reply["stacks"]} == {pid}
+    assert {s["pid"] for s in reply["stacks"]} == {pid}, \
+        [(s["pid"], s["comm"], s["user"][-2:], s["kernel"][-3:]) for s in reply["stacks"]]
     assert {s["cgroup"] for s in reply["stacks"]} == {"/" + fresh_cgroup.name}
     assert any("block_in_nanosleep_100x10ms" in s["user"] for s in reply["stacks"])
     assert outside["pid"] != pid
