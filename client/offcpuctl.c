@@ -33,28 +33,35 @@ struct command {
     const char *summary;
 };
 
+/* Every error is one line on stderr, "offcpuctl: cause"; returns the exit code. */
+static int report(int code, const char *fmt, va_list ap)
+{
+    fputs("offcpuctl: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs(code == EXIT_USAGE ? " (see offcpuctl --help)\n" : "\n", stderr);
+    return code;
+}
+
 __attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
 {
     va_list ap;
+    int r;
 
-    fputs("offcpuctl: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    r = report(EXIT_ERROR, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
-    return EXIT_ERROR;
+    return r;
 }
 
 __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
 {
     va_list ap;
+    int r;
 
-    fputs("offcpuctl: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    r = report(EXIT_USAGE, fmt, ap);
     va_end(ap);
-    fputs(" (see offcpuctl --help)\n", stderr);
-    return EXIT_USAGE;
+    return r;
 }
 
 /* getopt's own messages would not be in our one-line form. */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "array.h"
 #include "macro.h"
 
 struct cgroup_entry {
@@ -96,15 +97,8 @@ static int scan_one(const char *path, const struct stat *st, int type, struct FT
 
     if (type != FTW_D)
         return 0;
-    if (cg->n == cg->cap) {
-        size_t cap = cg->cap ? cg->cap * 2 : 256;
-        struct cgroup_entry *e = realloc(cg->entries, cap * sizeof(*e));
-
-        if (!e)
-            return -1;
-        cg->entries = e;
-        cg->cap = cap;
-    }
+    if (array_reserve(&cg->entries, &cg->cap, cg->n + 1, sizeof(*cg->entries), 256) < 0)
+        return -1;
     cg->entries[cg->n].path = strdup(*rel ? rel : "/");
     if (!cg->entries[cg->n].path)
         return -1;

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "elf_symbols.h"
+#include "array.h"
+#include "strpool.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -34,8 +36,7 @@ struct elf_symbols {
     size_t n, cap;
     struct segment *segs;
     size_t nsegs;
-    char *pool;
-    size_t pool_len, pool_cap;
+    struct strpool pool;
 };
 
 static void elf_endp(Elf **elf)
@@ -50,43 +51,17 @@ struct elf_symbols *elf_symbols_free(struct elf_symbols *e)
         return NULL;
     free(e->syms);
     free(e->segs);
-    free(e->pool);
+    free(e->pool.data);
     free(e);
     return NULL;
 }
 
-static int pool_add(struct elf_symbols *e, const char *s, uint32_t *ret)
-{
-    size_t len = strlen(s);
-
-    if (e->pool_len + len + 1 > UINT32_MAX)
-        return -E2BIG;
-    if (e->pool_len + len + 1 > e->pool_cap) {
-        size_t cap = (e->pool_len + len + 1) * 2;
-        char *p = realloc(e->pool, cap);
-
-        if (!p)
-            return -ENOMEM;
-        e->pool = p;
-        e->pool_cap = cap;
-    }
-    memcpy(e->pool + e->pool_len, s, len + 1);
-    *ret = (uint32_t)e->pool_len;
-    e->pool_len += len + 1;
-    return 0;
-}
-
 static int syms_push(struct elf_symbols *e, const struct esym *sym)
 {
-    if (e->n == e->cap) {
-        size_t cap = e->cap ? e->cap * 2 : 256;
-        struct esym *s = reallocarray(e->syms, cap, sizeof(*s));
+    int r = array_reserve(&e->syms, &e->cap, e->n + 1, sizeof(*e->syms), 256);
 
-        if (!s)
-            return -ENOMEM;
-        e->syms = s;
-        e->cap = cap;
-    }
+    if (r < 0)
+        return r;
     e->syms[e->n++] = *sym;
     return 0;
 }
@@ -139,7 +114,7 @@ static int add_symbol(Elf *elf, size_t strtab, const GElf_Sym *sym, struct elf_s
     name = elf_strptr(elf, strtab, sym->st_name);
     if (!name || !name[0])
         return 0;
-    r = pool_add(e, name, &s.name);
+    r = strpool_add(&e->pool, name, strlen(name), &s.name);
     if (r < 0)
         return r;
     s.addr = sym->st_value;
@@ -213,7 +188,7 @@ static void finish_symbols(struct elf_symbols *e)
 
     if (e->n == 0)
         return;
-    qsort_r(e->syms, e->n, sizeof(*e->syms), esym_compare, e->pool);
+    qsort_r(e->syms, e->n, sizeof(*e->syms), esym_compare, e->pool.data);
     for (size_t i = 0; i < e->n; i++) {
         const struct esym *s = &e->syms[i];
 
@@ -304,7 +279,7 @@ const char *elf_symbols_lookup(const struct elf_symbols *e, uint64_t vaddr)
         if (s->max_end <= vaddr)
             break;
         if (vaddr < s->end)
-            return e->pool + s->name;
+            return e->pool.data + s->name;
     }
     return NULL;
 }

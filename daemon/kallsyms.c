@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "kallsyms.h"
+#include "array.h"
+#include "strpool.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -30,8 +32,7 @@ struct kallsyms {
 struct table {
     struct ksym *syms;
     size_t n, cap;
-    char *pool;
-    size_t pool_len, pool_cap;
+    struct strpool pool;
     uint32_t last_module; /* modules come in runs: store each run's name once */
 };
 
@@ -58,36 +59,16 @@ struct kallsyms *kallsyms_free(struct kallsyms *k)
 static void table_done(struct table *t)
 {
     free(t->syms);
-    free(t->pool);
-}
-
-static int pool_add(struct table *t, const char *s, size_t len, uint32_t *ret)
-{
-    if (t->pool_len + len + 1 > UINT32_MAX)
-        return -E2BIG;
-    if (t->pool_len + len + 1 > t->pool_cap) {
-        size_t cap = (t->pool_len + len + 1) * 2;
-        char *p = realloc(t->pool, cap);
-
-        if (!p)
-            return -ENOMEM;
-        t->pool = p;
-        t->pool_cap = cap;
-    }
-    memcpy(t->pool + t->pool_len, s, len);
-    t->pool[t->pool_len + len] = '\0';
-    *ret = (uint32_t)t->pool_len;
-    t->pool_len += len + 1;
-    return 0;
+    free(t->pool.data);
 }
 
 static int module_add(struct table *t, const char *s, size_t len, uint32_t *ret)
 {
-    const char *last = t->pool + t->last_module;
+    const char *last = t->pool.data + t->last_module;
     int r;
 
     if (!t->last_module || strncmp(last, s, len) != 0 || last[len] != '\0') {
-        r = pool_add(t, s, len, &t->last_module);
+        r = strpool_add(&t->pool, s, len, &t->last_module);
         if (r < 0)
             return r;
     }
@@ -97,15 +78,10 @@ static int module_add(struct table *t, const char *s, size_t len, uint32_t *ret)
 
 static int table_push(struct table *t, const struct ksym *sym)
 {
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 4096;
-        struct ksym *s = reallocarray(t->syms, cap, sizeof(*s));
+    int r = array_reserve(&t->syms, &t->cap, t->n + 1, sizeof(*t->syms), 4096);
 
-        if (!s)
-            return -ENOMEM;
-        t->syms = s;
-        t->cap = cap;
-    }
+    if (r < 0)
+        return r;
     t->syms[t->n++] = *sym;
     return 0;
 }
@@ -135,7 +111,7 @@ static int parse_line(struct table *t, char *line)
     if (name_len == 0)
         return 0;
     if (is_text_type(p[1])) {
-        r = pool_add(t, name, name_len, &sym.name);
+        r = strpool_add(&t->pool, name, name_len, &sym.name);
         if (r < 0)
             return r;
     }
@@ -174,7 +150,7 @@ static bool same_module(const struct table *t, const struct ksym *a, const struc
 {
     if (!a->module || !b->module)
         return a->module == b->module;
-    return strcmp(t->pool + a->module, t->pool + b->module) == 0;
+    return strcmp(t->pool.data + a->module, t->pool.data + b->module) == 0;
 }
 
 /* Sort, keep one symbol per address, and set where each one ends. */
@@ -184,7 +160,7 @@ static void table_finish(struct table *t)
 
     if (t->n == 0)
         return;
-    qsort_r(t->syms, t->n, sizeof(*t->syms), ksym_compare, t->pool);
+    qsort_r(t->syms, t->n, sizeof(*t->syms), ksym_compare, t->pool.data);
     for (size_t i = 0; i < t->n; i++) {
         if (i + 1 < t->n && t->syms[i + 1].addr == t->syms[i].addr)
             continue;
@@ -212,7 +188,7 @@ int kallsyms_parse(struct kallsyms *k, FILE *f)
     uint32_t empty;
     int r;
 
-    r = pool_add(&t, "", 0, &empty);
+    r = strpool_add(&t.pool, "", 0, &empty);
     while (r >= 0 && getline(&line, &line_size, f) >= 0)
         r = parse_line(&t, line);
     if (r >= 0 && ferror(f))
@@ -226,8 +202,8 @@ int kallsyms_parse(struct kallsyms *k, FILE *f)
     free(k->pool);
     k->syms = t.syms;
     k->n = t.n;
-    k->pool = t.pool;
-    k->pool_len = t.pool_len;
+    k->pool = t.pool.data;
+    k->pool_len = t.pool.len;
     return 0;
 }
 

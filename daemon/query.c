@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "query.h"
+#include "array.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -90,15 +91,8 @@ static int collect(const struct ring *r, const struct query *q, struct query_res
         for (uint32_t i = 0; i < snap->n; i++) {
             if (!record_matches(r, q, &snap->records[i]))
                 continue;
-            if (res->n == cap) {
-                size_t ncap = cap ? cap * 2 : 1024;
-                struct query_row *rows = realloc(res->rows, ncap * sizeof(*rows));
-
-                if (!rows)
-                    return -ENOMEM;
-                res->rows = rows;
-                cap = ncap;
-            }
+            if (array_reserve(&res->rows, &cap, res->n + 1, sizeof(*res->rows), 1024) < 0)
+                return -ENOMEM;
             row_from_record(&res->rows[res->n++], &snap->records[i], q->group_by);
         }
     }

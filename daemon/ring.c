@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "ring.h"
+#include "array.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -73,15 +74,8 @@ static void evict(struct ring *r, int64_t now_ns)
 
 int ring_push(struct ring *r, struct snapshot *s, int64_t now_ns)
 {
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 64;
-        struct snapshot **p = realloc(r->snaps, cap * sizeof(*p));
-
-        if (!p)
-            return -ENOMEM;
-        r->snaps = p;
-        r->cap = cap;
-    }
+    if (array_reserve(&r->snaps, &r->cap, r->n + 1, sizeof(*r->snaps), 64) < 0)
+        return -ENOMEM;
     r->snaps[r->n++] = s;
     r->records_bytes += snapshot_bytes(s);
     evict(r, now_ns);

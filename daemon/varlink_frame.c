@@ -8,6 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "macro.h"
 
 #define READ_CHUNK 65536
@@ -34,24 +35,6 @@ void vl_output_done(struct vl_output *out)
     *out = (struct vl_output){0};
 }
 
-/* Room for n more bytes without ever holding more than limit + one read. */
-static int input_reserve(struct vl_input *in, size_t n)
-{
-    size_t cap = in->cap ? in->cap : 4096;
-    char *p;
-
-    if (in->len + n <= in->cap)
-        return 0;
-    while (cap < in->len + n)
-        cap *= 2;
-    p = realloc(in->data, cap);
-    if (!p)
-        return -ENOMEM;
-    in->data = p;
-    in->cap = cap;
-    return 0;
-}
-
 ssize_t vl_input_read(struct vl_input *in, int fd)
 {
     size_t room = in->limit + 1 > in->len ? in->limit + 1 - in->len : 0;
@@ -62,7 +45,7 @@ ssize_t vl_input_read(struct vl_input *in, int fd)
         return -EMSGSIZE;
     if (room > READ_CHUNK)
         room = READ_CHUNK;
-    r = input_reserve(in, room);
+    r = array_reserve(&in->data, &in->cap, in->len + room, 1, 4096);
     if (r < 0)
         return r;
     n = read(fd, in->data + in->len, room);
@@ -102,7 +85,6 @@ int vl_input_next(struct vl_input *in, json_t **ret, char *reason, size_t reason
 int vl_output_append(struct vl_output *out, const json_t *msg)
 {
     size_t size = json_dumpb(msg, NULL, 0, JSON_COMPACT), need;
-    char *p;
 
     if (size == 0)
         return -EINVAL;
@@ -115,17 +97,8 @@ int vl_output_append(struct vl_output *out, const json_t *msg)
     need = out->len + size + 1;
     if (need > out->limit)
         return -ENOBUFS;
-    if (need > out->cap) {
-        size_t cap = out->cap ? out->cap : 4096;
-
-        while (cap < need)
-            cap *= 2;
-        p = realloc(out->data, cap);
-        if (!p)
-            return -ENOMEM;
-        out->data = p;
-        out->cap = cap;
-    }
+    if (array_reserve(&out->data, &out->cap, need, 1, 4096) < 0)
+        return -ENOMEM;
     json_dumpb(msg, out->data + out->len, size, JSON_COMPACT);
     out->data[out->len + size] = '\0';
     out->len = need;
