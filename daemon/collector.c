@@ -85,7 +85,8 @@ static int load_and_attach(struct collector *c, const struct collector_options *
     int r;
 
     r = open_skeleton(o, attach, &c->skel);
-    if (r < 0 && o->attach == COLLECTOR_ATTACH_AUTO) {
+    /* a missing permission is not a missing feature: raw_tp would fail alike */
+    if (r < 0 && r != -EPERM && o->attach == COLLECTOR_ATTACH_AUTO) {
         log_warning("tp_btf/sched_switch did not load (%s), falling back to raw_tp",
                     strerror(-r));
         attach = COLLECTOR_ATTACH_RAW_TP;

@@ -56,9 +56,10 @@ def test_json_agrees_with_folded(sleep_and_pipe):
     assert len(reply["stacks"]) == len(rows)
     assert sum(s["total_ns"] for s in reply["stacks"]) // 1000 == pytest.approx(
         sum(r[3] for r in rows), abs=len(rows))
+    # each call sleeps once; a preemption on the way adds an episode in state R
     sleep_counts = sum(s["count"] for s in reply["stacks"]
                        if "block_in_nanosleep_100x10ms" in s["user"])
-    assert sleep_counts == truth["nanosleep_calls"]
+    assert sleep_counts >= truth["nanosleep_calls"]
 
 
 def test_tid_selects_one_thread(daemon, sleep_and_pipe):
@@ -73,7 +74,9 @@ def test_group_by_state(daemon, sleep_and_pipe):
     truth, _, _, _ = sleep_and_pipe
     reply = daemon.dump_json("--pid", str(truth["pid"]), "--since", "60s", "--group-by", "state")
     sleeping = [s for s in reply["stacks"] if "block_in_nanosleep_100x10ms" in s["user"]]
-    assert sleeping and all(s["state"] == "S" for s in sleeping)
+    assert {s["state"] for s in sleeping} <= {"S", "R"}, sleeping
+    # one interruptible sleep per call, exactly; preemptions show apart, as R
+    assert sum(s["count"] for s in sleeping if s["state"] == "S") == truth["nanosleep_calls"]
 
 
 def test_exited_process_still_named(daemon):
