@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include "macro.h"
 
@@ -37,6 +39,7 @@ struct elf_symbols {
     struct segment *segs;
     size_t nsegs;
     struct strpool pool;
+    struct elf_debug_ref debug;
 };
 
 static void elf_endp(Elf **elf)
@@ -112,9 +115,10 @@ static int add_symbol(Elf *elf, size_t strtab, const GElf_Sym *sym, struct elf_s
         sym->st_shndx == SHN_UNDEF || sym->st_value > UINT64_MAX - sym->st_size)
         return 0;
     name = elf_strptr(elf, strtab, sym->st_name);
-    if (!name || !name[0])
+    if (!name || !name[0] || name[0] == '@')
         return 0;
-    r = strpool_add(&e->pool, name, strlen(name), &s.name);
+    /* "read@GLIBC_2.2.5": a symbol version is not part of the function's name */
+    r = strpool_add(&e->pool, name, strcspn(name, "@"), &s.name);
     if (r < 0)
         return r;
     s.addr = sym->st_value;
@@ -144,17 +148,21 @@ static int read_symbol_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, stru
     return 0;
 }
 
-static int read_symbols(Elf *elf, struct elf_symbols *e)
+/* symtab_only: a debug file's .dynsym (if any) is the stripped file's, read already */
+static int read_symbols(Elf *elf, struct elf_symbols *e, bool symtab_only)
 {
     Elf_Scn *scn = NULL;
 
+    e->debug.stripped = true;
     while ((scn = elf_nextscn(elf, scn))) {
         GElf_Shdr sh;
         int r;
 
         if (!gelf_getshdr(scn, &sh))
             continue;
-        if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
+        if (sh.sh_type == SHT_SYMTAB)
+            e->debug.stripped = false;
+        if (sh.sh_type != SHT_SYMTAB && (sh.sh_type != SHT_DYNSYM || symtab_only))
             continue;
         r = read_symbol_section(elf, scn, &sh, e);
         if (r < 0)
@@ -202,6 +210,62 @@ static void finish_symbols(struct elf_symbols *e)
     e->n = n;
 }
 
+/* The GNU build-id note, from any note section. */
+static void read_build_id(Elf *elf, struct elf_debug_ref *ref)
+{
+    Elf_Scn *scn = NULL;
+
+    while ((scn = elf_nextscn(elf, scn))) {
+        Elf_Data *data;
+        GElf_Shdr sh;
+        GElf_Nhdr nh;
+        size_t off = 0, name_off, desc_off;
+
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(data = elf_getdata(scn, NULL)))
+            continue;
+        while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+            if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+                memcmp((char *)data->d_buf + name_off, "GNU", 4) != 0 || nh.n_descsz == 0 ||
+                nh.n_descsz > sizeof(ref->build_id))
+                continue;
+            memcpy(ref->build_id, (char *)data->d_buf + desc_off, nh.n_descsz);
+            ref->build_id_len = nh.n_descsz;
+            return;
+        }
+    }
+}
+
+/* .gnu_debuglink: a NUL-terminated file name, padded to 4 bytes, then a CRC32. */
+static void read_debuglink(Elf *elf, const GElf_Ehdr *eh, struct elf_debug_ref *ref)
+{
+    Elf_Scn *scn = NULL;
+
+    while ((scn = elf_nextscn(elf, scn))) {
+        const char *name;
+        Elf_Data *data;
+        GElf_Shdr sh;
+        size_t len, crc_off;
+
+        if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, eh->e_shstrndx, sh.sh_name)) ||
+            strcmp(name, ".gnu_debuglink") != 0 || !(data = elf_getdata(scn, NULL)))
+            continue;
+        len = strnlen(data->d_buf, data->d_size);
+        crc_off = (len + 4) & ~(size_t)3;
+        if (len == 0 || len >= sizeof(ref->debuglink) || strchr(data->d_buf, '/') ||
+            crc_off + 4 > data->d_size)
+            return;
+        memcpy(ref->debuglink, data->d_buf, len + 1);
+        memcpy(&ref->debuglink_crc, (char *)data->d_buf + crc_off, 4);
+        return;
+    }
+}
+
+static void read_debug_ref(Elf *elf, const GElf_Ehdr *eh, struct elf_debug_ref *ref)
+{
+    read_build_id(elf, ref);
+    read_debuglink(elf, eh, ref);
+}
+
 static int read_elf(Elf *elf, struct elf_symbols *e)
 {
     GElf_Ehdr eh;
@@ -214,9 +278,10 @@ static int read_elf(Elf *elf, struct elf_symbols *e)
     r = read_segments(elf, e);
     if (r < 0)
         return r;
-    r = read_symbols(elf, e);
+    r = read_symbols(elf, e, false);
     if (r < 0)
         return r;
+    read_debug_ref(elf, &eh, &e->debug);
     finish_symbols(e);
     return 0;
 }
@@ -243,6 +308,51 @@ int elf_symbols_read(int fd, struct elf_symbols **ret)
         return r;
     }
     *ret = e;
+    return 0;
+}
+
+const struct elf_debug_ref *elf_symbols_debug_ref(const struct elf_symbols *e)
+{
+    return &e->debug;
+}
+
+static uint32_t file_crc32(int fd)
+{
+    unsigned char buf[65536];
+    uLong crc = crc32(0, NULL, 0);
+    ssize_t n;
+    off_t off = 0;
+
+    while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
+        crc = crc32(crc, buf, (uInt)n);
+        off += n;
+    }
+    return (uint32_t)crc;
+}
+
+int elf_symbols_add_debug(struct elf_symbols *e, int fd)
+{
+    _cleanup_(elf_endp) Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+    struct elf_debug_ref theirs = {};
+    GElf_Ehdr eh;
+    int r;
+
+    if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
+        return -ENOEXEC;
+    read_build_id(elf, &theirs);
+    /* a debug file for another build would put wrong names on every frame */
+    if (e->debug.build_id_len) {
+        if (theirs.build_id_len != e->debug.build_id_len ||
+            memcmp(theirs.build_id, e->debug.build_id, theirs.build_id_len) != 0)
+            return -ESTALE;
+    } else if (!e->debug.debuglink[0] || file_crc32(fd) != e->debug.debuglink_crc) {
+        return -ESTALE;
+    }
+    r = read_symbols(elf, e, true);
+    e->debug.stripped = false;
+    if (r < 0)
+        return r;
+    finish_symbols(e);
     return 0;
 }
 

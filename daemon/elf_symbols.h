@@ -7,6 +7,7 @@
 #ifndef ELF_SYMBOLS_H
 #define ELF_SYMBOLS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,5 +27,22 @@ int elf_symbols_offset_to_vaddr(const struct elf_symbols *e, uint64_t offset, ui
 const char *elf_symbols_lookup(const struct elf_symbols *e, uint64_t vaddr);
 
 size_t elf_symbols_count(const struct elf_symbols *e);
+
+/* Where the full symbol table of a stripped file lives: a separate debug file
+ * named by the file's build-id, or by its .gnu_debuglink. */
+struct elf_debug_ref {
+    bool stripped; /* no .symtab of its own: a debug file would add names */
+    uint8_t build_id[64];
+    size_t build_id_len;
+    char debuglink[256]; /* file name, "" if none */
+    uint32_t debuglink_crc;
+};
+
+const struct elf_debug_ref *elf_symbols_debug_ref(const struct elf_symbols *e);
+
+/* Add the function symbols of the debug file open on fd. It must be the one
+ * the reference names: same build-id, or (without one) the debuglink's CRC
+ * over the whole file. Returns 0, -ESTALE for another file, or -errno. */
+int elf_symbols_add_debug(struct elf_symbols *e, int fd);
 
 #endif

@@ -11,6 +11,7 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 
+#include "debug_files.h"
 #include "elf_symbols.h"
 #include "kallsyms.h"
 #include "macro.h"
@@ -301,7 +302,23 @@ static int file_read(int fd, const struct file_key *k, struct elf_file **ret)
 }
 
 /* The cached file with the identity st, read from path if not cached yet. */
-static struct elf_file *file_get(struct symbolizer *s, const char *path, const struct stat *st)
+/* A stripped file's names come from its debug file, where one is installed. */
+static void add_debug_symbols(struct symbolizer *s, pid_t pid, const char *mapped_path,
+                              struct elf_file *f)
+{
+    _cleanup_close_ int fd = -EBADF;
+
+    if (!f->syms || !elf_symbols_debug_ref(f->syms)->stripped)
+        return;
+    fd = debug_file_open(pid, mapped_path, elf_symbols_debug_ref(f->syms));
+    if (fd >= 0 && elf_symbols_add_debug(f->syms, fd) == 0)
+        s->stats.debug_files++;
+}
+
+/* The cached file with the identity st, read from path if not cached yet;
+ * mapped_path is its name as process pid sees it, to find its debug file. */
+static struct elf_file *file_get(struct symbolizer *s, pid_t pid, const char *mapped_path,
+                                 const char *path, const struct stat *st)
 {
     struct file_key k = file_key_from_stat(st), opened;
     _cleanup_close_ int fd = -EBADF;
@@ -324,6 +341,7 @@ static struct elf_file *file_get(struct symbolizer *s, const char *path, const s
         return &no_file;
     if (file_read(fd, &k, &f) < 0)
         return &no_file;
+    add_debug_symbols(s, pid, mapped_path, f);
     s->stats.elf_opens++;
     memmove(&s->files[i + 1], &s->files[i], (s->n_files - i) * sizeof(*s->files));
     s->files[i] = f;
@@ -371,7 +389,7 @@ static struct elf_file *process_file(struct symbolizer *s, struct process *p, si
         !S_ISREG(st.st_mode))
         f = &no_file;
     else
-        f = file_get(s, path, &st);
+        f = file_get(s, p->pid, p->maps.maps[map].path, path, &st);
     if (f != &no_file) {
         f->last_pass = s->pass;
         f->refs++;

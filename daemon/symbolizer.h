@@ -28,6 +28,7 @@ struct symbolizer_stats {
     uint64_t maps_reads;      /* /proc/PID/maps reads */
     uint64_t user_frames;     /* user frames asked */
     uint64_t user_named;      /* ... named with a symbol */
+    uint64_t debug_files;     /* separate debug files read for stripped ones */
     uint64_t kernel_frames;
     uint64_t kernel_named;
     uint64_t kallsyms_loads; /* /proc/kallsyms reads */

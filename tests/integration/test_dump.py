@@ -87,3 +87,12 @@ def test_exited_process_still_named(daemon):
     assert named, out
     assert within(sum(r[3] for r in named), truth["nanosleep_offcpu_ns"] / 1000, 0.02), \
         f"{truth['nanosleep_offcpu_ns'] / 1000:.0f} us measured:\n{out}"
+
+
+def test_libc_frames_named_from_debug_file(sleep_and_pipe):
+    """glibc is stripped; Debian's libc6-dbg holds its symbols under /usr/lib/debug/.build-id.
+    Every thread's stack starts in libc's start_thread, which only that file names."""
+    _, rows, out, _ = sleep_and_pipe
+    threads = [r for r in rows if {"sleeper_main", "reader_main"} & set(r[1])]
+    assert threads, out
+    assert all(user[0] == "start_thread" for _, user, _, _ in threads), out

@@ -6,7 +6,7 @@
  * daemon does. Then the kernel side against /proc/kallsyms, and the parsers
  * against made-up and hostile input.
  *
- * Usage: test_symbolizer PIE NOPIE LLD WITHLIB
+ * Usage: test_symbolizer PIE NOPIE LLD WITHLIB STRIPPED
  */
 #include <dirent.h>
 #include <errno.h>
@@ -556,13 +556,15 @@ static void test_hostile_elf(const char *real)
 
 int main(int argc, char **argv)
 {
-    static const char *const labels[] = {"pie", "nopie", "lld", "withlib"};
+    /* stripped: the PIE program without .symtab, named from the debug file its
+     * .gnu_debuglink names */
+    static const char *const labels[] = {"pie", "nopie", "lld", "withlib", "stripped"};
     struct symbolizer *s = NULL;
     struct symbolizer_stats st;
     int fds = count_fds();
 
-    if (argc != 5) {
-        fprintf(stderr, "usage: %s PIE NOPIE LLD WITHLIB\n", argv[0]);
+    if (argc != 6) {
+        fprintf(stderr, "usage: %s PIE NOPIE LLD WITHLIB STRIPPED\n", argv[0]);
         return 2;
     }
     /* a test program must not outlive a failed check */
