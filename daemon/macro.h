@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#ifndef ARRAY_SIZE /* libiberty has the same */
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
 #define _cleanup_(f)  __attribute__((cleanup(f)))
 #define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
 

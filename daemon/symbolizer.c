@@ -11,6 +11,8 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 
+#include <libiberty/demangle.h>
+
 #include "debug_files.h"
 #include "elf_symbols.h"
 #include "kallsyms.h"
@@ -87,6 +89,17 @@ __attribute__((format(printf, 3, 4))) static int write_name(char *buf, size_t si
     vsnprintf(buf, size, fmt, ap);
     va_end(ap);
     return 0;
+}
+
+/* C++ (_Z) and Rust (legacy _ZN...17h<hash>E, and v0 _R) names as people
+ * read them; libiberty is GCC's own demangler, and knows all three. */
+static int write_symbol(char *buf, size_t size, const char *name)
+{
+    _cleanup_free_ char *demangled = NULL;
+
+    if (name[0] == '_' && (name[1] == 'Z' || name[1] == 'R'))
+        demangled = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+    return write_name(buf, size, "%s", demangled ?: name);
 }
 
 static int write_unknown(char *buf, size_t size, int error)
@@ -534,7 +547,7 @@ static int name_file_frame(struct symbolizer *s, struct process *p, size_t map, 
     if (!name)
         return write_name(buf, size, "%s+0x%" PRIx64, path_basename(m->path), offset);
     s->stats.user_named++;
-    return write_name(buf, size, "%s", name);
+    return write_symbol(buf, size, name);
 }
 
 int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint64_t ip, bool is_leaf, char *buf,

@@ -6,7 +6,7 @@
  * daemon does. Then the kernel side against /proc/kallsyms, and the parsers
  * against made-up and hostile input.
  *
- * Usage: test_symbolizer PIE NOPIE LLD WITHLIB STRIPPED
+ * Usage: test_symbolizer PIE NOPIE LLD WITHLIB STRIPPED CPP RUST_V0 RUST_LEGACY
  */
 #include <dirent.h>
 #include <errno.h>
@@ -558,13 +558,15 @@ int main(int argc, char **argv)
 {
     /* stripped: the PIE program without .symtab, named from the debug file its
      * .gnu_debuglink names */
-    static const char *const labels[] = {"pie", "nopie", "lld", "withlib", "stripped"};
+    static const char *const labels[] = {"pie",      "nopie", "lld",     "withlib",
+                                         "stripped", "cpp",   "rust-v0", "rust-legacy"};
     struct symbolizer *s = NULL;
     struct symbolizer_stats st;
     int fds = count_fds();
 
-    if (argc != 6) {
-        fprintf(stderr, "usage: %s PIE NOPIE LLD WITHLIB STRIPPED\n", argv[0]);
+    if (argc != 9) {
+        fprintf(stderr, "usage: %s PIE NOPIE LLD WITHLIB STRIPPED CPP RUST_V0 RUST_LEGACY\n",
+                argv[0]);
         return 2;
     }
     /* a test program must not outlive a failed check */
