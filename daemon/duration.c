@@ -1,56 +1,26 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "duration.h"
 
+#include <ctype.h>
 #include <errno.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "macro.h"
-
-/* Ascending, so that formatting can walk it from the largest unit down. */
 static const struct {
     const char *name;
     uint64_t ns;
 } units[] = {
-    {"ns", 1},
-    {"us", NSEC_PER_USEC},
-    {"ms", NSEC_PER_MSEC},
-    {"s", NSEC_PER_SEC},
-    {"m", 60 * NSEC_PER_SEC},
-    {"h", 3600 * NSEC_PER_SEC},
-    {"d", 86400 * NSEC_PER_SEC},
+    /* longest names first, so that "ms" is not read as "m" */
+    {"ns", 1ULL},
+    {"us", 1000ULL},
+    {"ms", 1000000ULL},
+    {"s", 1000000000ULL},
+    {"m", 60ULL * 1000000000ULL},
+    {"h", 3600ULL * 1000000000ULL},
+    {"d", 86400ULL * 1000000000ULL},
 };
 
-/* Every user of a duration keeps it in a signed 64-bit field (JSON integers,
- * time arithmetic): anything larger is an overflow for them. */
-#define DURATION_MAX ((uint64_t)INT64_MAX)
-
-static bool is_digit(char c)
-{
-    return c >= '0' && c <= '9';
-}
-
-static bool is_letter(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-/* The unit at *s: the whole run of letters must name one, so that "5sec" or
- * "5mss" is refused rather than read as "5s" followed by junk. */
-static int unit_at(const char *s, size_t *ret_len)
-{
-    size_t len = 0;
-
-    while (is_letter(s[len]))
-        len++;
-    for (size_t i = 0; i < ARRAY_SIZE(units); i++)
-        if (strlen(units[i].name) == len && strncmp(s, units[i].name, len) == 0) {
-            *ret_len = len;
-            return (int)i;
-        }
-    return -EINVAL;
-}
+#define NUNITS (sizeof(units) / sizeof(units[0]))
 
 int duration_parse(const char *s, uint64_t *ret_ns)
 {
@@ -59,28 +29,31 @@ int duration_parse(const char *s, uint64_t *ret_ns)
     if (!s || !*s)
         return -EINVAL;
     while (*s) {
-        uint64_t v = 0, scale;
-        size_t len;
-        int u;
+        uint64_t v = 0;
+        size_t best = NUNITS, best_len = 0;
 
-        /* digits first: no sign, no space, no fraction, no bare unit */
-        if (!is_digit(*s))
+        if (!isdigit((unsigned char)*s))
             return -EINVAL;
-        for (; is_digit(*s); s++) {
-            unsigned digit = (unsigned)(*s - '0');
-
-            if (v > (DURATION_MAX - digit) / 10)
+        for (; isdigit((unsigned char)*s); s++) {
+            if (v > (UINT64_MAX - 9) / 10)
                 return -ERANGE;
-            v = v * 10 + digit;
+            v = v * 10 + (uint64_t)(*s - '0');
         }
-        u = unit_at(s, &len);
-        if (u < 0)
-            return u; /* a bare number, or an unknown unit */
-        scale = units[u].ns;
-        if (v > (DURATION_MAX - total) / scale)
+        for (size_t i = 0; i < NUNITS; i++) {
+            size_t len = strlen(units[i].name);
+
+            if (strncmp(s, units[i].name, len) == 0 && len > best_len &&
+                !isalpha((unsigned char)s[len])) {
+                best = i;
+                best_len = len;
+            }
+        }
+        if (best == NUNITS)
+            return -EINVAL; /* a bare number, or an unknown unit */
+        if (v > (UINT64_MAX - total) / units[best].ns)
             return -ERANGE;
-        total += v * scale;
-        s += len;
+        total += v * units[best].ns;
+        s += best_len;
     }
     *ret_ns = total;
     return 0;
@@ -88,15 +61,12 @@ int duration_parse(const char *s, uint64_t *ret_ns)
 
 const char *duration_format(uint64_t ns, char *buf, size_t size)
 {
-    size_t i = ARRAY_SIZE(units) - 1;
-
-    if (ns == 0) {
-        snprintf(buf, size, "0s");
-        return buf;
-    }
-    /* the largest unit that divides ns exactly; "ns" always does */
-    while (ns % units[i].ns != 0)
-        i--;
-    snprintf(buf, size, "%llu%s", (unsigned long long)(ns / units[i].ns), units[i].name);
+    /* the largest unit that divides ns exactly */
+    for (size_t i = NUNITS; i-- > 0;)
+        if (ns >= units[i].ns && ns % units[i].ns == 0) {
+            snprintf(buf, size, "%llu%s", (unsigned long long)(ns / units[i].ns), units[i].name);
+            return buf;
+        }
+    snprintf(buf, size, "%llu%s", (unsigned long long)ns, ns ? "ns" : "s");
     return buf;
 }

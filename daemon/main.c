@@ -2,6 +2,7 @@
 /* offcpud: keeps off-CPU stacks of every task, answers queries on a socket. */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -138,6 +139,7 @@ struct loop {
     struct event_source timer;
     struct event_source signals;
     struct event_source announcements;
+    struct event_source watchdog;
     struct daemon *d;
     bool quit;
 };
@@ -149,7 +151,55 @@ static void on_timer(struct event_source *src, uint32_t events)
 
     if (read(src->fd, &expirations, sizeof(expirations)) < 0)
         return;
-    daemon_drain(l->d);
+    if (daemon_drain(l->d) == 0)
+        sd_notifyf(0, "STATUS=%zu snapshots, %zu MiB, %" PRIu64 " drains", l->d->ring.n,
+                   ring_memory(&l->d->ring) >> 20, l->d->stats.drains);
+}
+
+/* Pinged only while drains succeed: a collector that is stuck or failing
+ * gets the daemon restarted. */
+static void on_watchdog(struct event_source *src, uint32_t events)
+{
+    struct loop *l = container_of(src, struct loop, watchdog);
+    uint64_t expirations;
+    int64_t stale = 3 * (int64_t)l->d->cfg.interval_ns + (int64_t)NSEC_PER_SEC;
+
+    if (read(src->fd, &expirations, sizeof(expirations)) < 0)
+        return;
+    if (clock_ns(CLOCK_MONOTONIC) - l->d->last_drain_mono_ns < stale)
+        sd_notify(0, "WATCHDOG=1");
+}
+
+static int periodic_timer(uint64_t ns)
+{
+    struct itimerspec its = {
+        .it_interval = {.tv_sec = ns / NSEC_PER_SEC, .tv_nsec = ns % NSEC_PER_SEC},
+    };
+    int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+
+    its.it_value = its.it_interval;
+    if (fd < 0 || timerfd_settime(fd, 0, &its, NULL) < 0) {
+        int r = -errno;
+
+        if (fd >= 0)
+            close(fd);
+        return r;
+    }
+    return fd;
+}
+
+/* systemd asks for pings with WATCHDOG_USEC: at half of it. */
+static int setup_watchdog(struct loop *l)
+{
+    uint64_t usec;
+
+    l->watchdog = (struct event_source){.fd = -1, .dispatch = on_watchdog};
+    if (sd_watchdog_enabled(0, &usec) <= 0)
+        return 0;
+    l->watchdog.fd = periodic_timer(usec * NSEC_PER_USEC / 2);
+    if (l->watchdog.fd < 0)
+        return l->watchdog.fd;
+    return event_watch(l->d->epfd, EPOLL_CTL_ADD, &l->watchdog, EPOLLIN);
 }
 
 static void on_announce(void *userdata, uint32_t tgid)
@@ -183,14 +233,9 @@ static void on_signal(struct event_source *src, uint32_t events)
 
 static int setup_loop(struct loop *l, struct daemon *d)
 {
-    struct itimerspec its = {
-        .it_interval = {.tv_sec = d->cfg.interval_ns / NSEC_PER_SEC,
-                        .tv_nsec = d->cfg.interval_ns % NSEC_PER_SEC},
-    };
     sigset_t mask;
     int r;
 
-    its.it_value = its.it_interval;
     l->d = d;
     sigemptyset(&mask);
     sigaddset(&mask, SIGTERM);
@@ -200,10 +245,12 @@ static int setup_loop(struct loop *l, struct daemon *d)
     signal(SIGPIPE, SIG_IGN);
     l->signals = (struct event_source){.fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC),
                                        .dispatch = on_signal};
-    l->timer = (struct event_source){
-        .fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC), .dispatch = on_timer};
-    if (l->signals.fd < 0 || l->timer.fd < 0 || timerfd_settime(l->timer.fd, 0, &its, NULL) < 0)
+    if (l->signals.fd < 0)
         return -errno;
+    l->timer = (struct event_source){.fd = periodic_timer(d->cfg.interval_ns),
+                                     .dispatch = on_timer};
+    if (l->timer.fd < 0)
+        return l->timer.fd;
     l->announcements = (struct event_source){
         .fd = collector_watch_announcements(d->collector, on_announce, d),
         .dispatch = on_announcements};
@@ -214,6 +261,8 @@ static int setup_loop(struct loop *l, struct daemon *d)
         r = event_watch(d->epfd, EPOLL_CTL_ADD, &l->timer, EPOLLIN);
     if (r == 0)
         r = event_watch(d->epfd, EPOLL_CTL_ADD, &l->announcements, EPOLLIN);
+    if (r == 0)
+        r = setup_watchdog(l);
     return r;
 }
 
@@ -243,6 +292,8 @@ static int run(struct daemon *d)
     sd_notify(0, "STOPPING=1");
     close(l.timer.fd);
     close(l.signals.fd);
+    if (l.watchdog.fd >= 0)
+        close(l.watchdog.fd);
     return 0;
 }
 

@@ -11,13 +11,7 @@
 #include "array.h"
 #include "macro.h"
 
-/* Bytes asked of read() at once: large enough that a big reply takes few
- * calls, and never more than one message of the limit may hold. */
 #define READ_CHUNK 65536
-
-/* A flushed queue larger than this is freed, so that one large reply does not
- * pin its buffer for the life of the connection. */
-#define OUTPUT_KEEP (1024 * 1024)
 
 void vl_input_init(struct vl_input *in, size_t limit)
 {
@@ -41,36 +35,16 @@ void vl_output_done(struct vl_output *out)
     *out = (struct vl_output){0};
 }
 
-/* Whether every buffered message, NUL included, is within the limit, and the
- * unterminated rest can still end within it (it needs one more byte, the NUL). */
-static bool input_fits(const struct vl_input *in)
-{
-    const char *p = in->data, *end = in->data + in->len;
-
-    /* nothing can be longer than the whole buffer: the common case costs nothing */
-    if (in->len < in->limit)
-        return true;
-    while (p < end) {
-        const char *nul = memchr(p, '\0', end - p);
-
-        if (!nul)
-            return (size_t)(end - p) < in->limit;
-        if ((size_t)(nul - p) + 1 > in->limit)
-            return false;
-        p = nul + 1;
-    }
-    return true;
-}
-
 ssize_t vl_input_read(struct vl_input *in, int fd)
 {
-    size_t room = in->limit < READ_CHUNK ? in->limit : READ_CHUNK;
+    size_t room = in->limit + 1 > in->len ? in->limit + 1 - in->len : 0;
     ssize_t n;
     int r;
 
-    /* refused input is not read further: the caller must drop the connection */
-    if (!input_fits(in))
+    if (room == 0)
         return -EMSGSIZE;
+    if (room > READ_CHUNK)
+        room = READ_CHUNK;
     r = array_reserve(&in->data, &in->cap, in->len + room, 1, 4096);
     if (r < 0)
         return r;
@@ -78,45 +52,34 @@ ssize_t vl_input_read(struct vl_input *in, int fd)
     if (n < 0)
         return -errno;
     in->len += n;
-    return input_fits(in) ? n : -EMSGSIZE;
+    /* over the limit without a terminator: it can only get larger */
+    if (in->len > in->limit && !memchr(in->data, '\0', in->len))
+        return -EMSGSIZE;
+    return n;
 }
 
 int vl_input_next(struct vl_input *in, json_t **ret, char *reason, size_t reason_size)
 {
-    char *nul = in->len ? memchr(in->data, '\0', in->len) : NULL;
+    char *end = in->len ? memchr(in->data, '\0', in->len) : NULL;
     size_t len;
     json_error_t err;
     json_t *msg;
 
-    if (!nul)
+    if (!end)
         return 0;
-    len = nul - in->data;
-    /* the exact length: a message may not run into the next one */
+    len = end - in->data;
     msg = json_loadb(in->data, len, JSON_REJECT_DUPLICATES, &err);
-    /* consumed either way, so that one bad message does not block the next */
-    memmove(in->data, nul + 1, in->len - len - 1);
+    memmove(in->data, end + 1, in->len - len - 1);
     in->len -= len + 1;
-    if (msg && json_is_object(msg)) {
-        *ret = msg;
-        return 1;
+    if (!msg || !json_is_object(msg)) {
+        if (reason)
+            snprintf(reason, reason_size, "%s", msg ? "a message must be a JSON object"
+                                                    : err.text);
+        json_decref(msg);
+        return -EBADMSG;
     }
-    if (reason && msg)
-        snprintf(reason, reason_size, "a message must be a JSON object");
-    else if (reason)
-        snprintf(reason, reason_size, "invalid JSON at byte %d: %s", err.position, err.text);
-    json_decref(msg);
-    return -EBADMSG;
-}
-
-/* Drop what was written from the front, so that the queue only holds what is
- * still to be sent and its limit counts exactly that. */
-static void output_compact(struct vl_output *out)
-{
-    if (out->start == 0)
-        return;
-    memmove(out->data, out->data + out->start, out->len - out->start);
-    out->len -= out->start;
-    out->start = 0;
+    *ret = msg;
+    return 1;
 }
 
 int vl_output_append(struct vl_output *out, const json_t *msg)
@@ -125,14 +88,18 @@ int vl_output_append(struct vl_output *out, const json_t *msg)
 
     if (size == 0)
         return -EINVAL;
-    output_compact(out);
+    /* written bytes at the front are dropped before growing */
+    if (out->start > 0) {
+        memmove(out->data, out->data + out->start, out->len - out->start);
+        out->len -= out->start;
+        out->start = 0;
+    }
     need = out->len + size + 1;
     if (need > out->limit)
         return -ENOBUFS;
     if (array_reserve(&out->data, &out->cap, need, 1, 4096) < 0)
         return -ENOMEM;
-    if (json_dumpb(msg, out->data + out->len, size, JSON_COMPACT) != size)
-        return -EINVAL;
+    json_dumpb(msg, out->data + out->len, size, JSON_COMPACT);
     out->data[out->len + size] = '\0';
     out->len = need;
     return 0;
@@ -141,7 +108,6 @@ int vl_output_append(struct vl_output *out, const json_t *msg)
 int vl_output_flush(struct vl_output *out, int fd)
 {
     while (out->start < out->len) {
-        /* MSG_DONTWAIT: a client that does not read must never block the daemon */
         ssize_t n = send(fd, out->data + out->start, out->len - out->start,
                          MSG_NOSIGNAL | MSG_DONTWAIT);
 
@@ -153,7 +119,8 @@ int vl_output_flush(struct vl_output *out, int fd)
         out->start += n;
     }
     out->start = out->len = 0;
-    if (out->cap > OUTPUT_KEEP) {
+    /* a large reply's buffer is not kept for the life of the connection */
+    if (out->cap > 1024 * 1024) {
         free(out->data);
         out->data = NULL;
         out->cap = 0;
@@ -161,36 +128,23 @@ int vl_output_flush(struct vl_output *out, int fd)
     return 0;
 }
 
-/* {key: value, "parameters": params or {}}; steals both. */
-static json_t *message_new(const char *key, json_t *value, json_t *params)
+json_t *vl_reply_new(json_t *params, bool continues)
 {
     json_t *m = json_object();
 
-    if (!params)
-        params = json_object();
-    if (!m || !params || json_object_set_new(m, key, value) < 0 ||
-        json_object_set_new(m, "parameters", params) < 0) {
-        /* set_new stole what it was given even on failure */
-        json_decref(m);
-        return NULL;
-    }
-    return m;
-}
-
-json_t *vl_reply_new(json_t *params, bool continues)
-{
-    json_t *m = message_new("parameters", NULL, params);
-
-    if (m && continues && json_object_set_new(m, "continues", json_true()) < 0) {
-        json_decref(m);
-        return NULL;
-    }
+    json_object_set_new(m, "parameters", params ? params : json_object());
+    if (continues)
+        json_object_set_new(m, "continues", json_true());
     return m;
 }
 
 json_t *vl_error_new(const char *name, json_t *params)
 {
-    return message_new("error", json_string(name), params);
+    json_t *m = json_object();
+
+    json_object_set_new(m, "error", json_string(name));
+    json_object_set_new(m, "parameters", params ? params : json_object());
+    return m;
 }
 
 int vl_connect(const char *path)
@@ -229,10 +183,15 @@ static int write_all(int fd, const char *p, size_t n)
     return 0;
 }
 
-static int send_call(int fd, const char *method, json_t *params)
+int vl_call(int fd, const char *method, json_t *params, size_t reply_limit, json_t **ret_params,
+            char **ret_error)
 {
-    json_t *call = json_pack("{s:s, s:O?}", "method", method, "parameters", params);
+    json_t *call = json_pack("{s:s, s:o}", "method", method, "parameters",
+                             params ? json_incref(params) : json_object());
     _cleanup_free_ char *text = NULL;
+    struct vl_input in;
+    json_t *reply = NULL, *error;
+    int r;
 
     if (!call)
         return -ENOMEM;
@@ -240,65 +199,40 @@ static int send_call(int fd, const char *method, json_t *params)
     json_decref(call);
     if (!text)
         return -ENOMEM;
-    return write_all(fd, text, strlen(text) + 1); /* the NUL ends the message */
-}
+    r = write_all(fd, text, strlen(text) + 1);
+    if (r < 0)
+        return r;
 
-/* Read until one whole message is there. Only newly read bytes are searched
- * for its end, so that a reply of many megabytes costs linear time. */
-static int receive_one(int fd, size_t limit, json_t **ret)
-{
-    struct vl_input in;
-    int r = 0;
+    vl_input_init(&in, reply_limit);
+    for (;;) {
+        ssize_t n;
 
-    vl_input_init(&in, limit);
-    while (r == 0) {
-        ssize_t n = vl_input_read(&in, fd);
-
-        if (n == -EINTR)
-            continue;
-        if (n <= 0) {
-            r = n == 0 ? -ECONNRESET : (int)n;
+        r = vl_input_next(&in, &reply, NULL, 0);
+        if (r != 0)
             break;
-        }
-        if (memchr(in.data + in.len - n, '\0', n))
-            r = vl_input_next(&in, ret, NULL, 0);
+        n = vl_input_read(&in, fd);
+        if (n == 0)
+            r = -ECONNRESET;
+        else if (n == -EINTR)
+            continue;
+        else if (n < 0)
+            r = (int)n;
+        if (n <= 0)
+            break;
     }
     vl_input_done(&in);
-    return r < 0 ? r : 0;
-}
-
-/* The first reply is the answer. A reply with "continues": true would be
- * followed by more; offcpud's methods answer in one reply, so the rest is
- * neither read nor waited for (the caller closes the connection). */
-int vl_call(int fd, const char *method, json_t *params, size_t reply_limit, json_t **ret_params,
-            char **ret_error)
-{
-    json_t *reply = NULL, *error, *parameters;
-    int r;
-
-    r = send_call(fd, method, params);
-    if (r < 0)
-        return r;
-    r = receive_one(fd, reply_limit, &reply);
     if (r < 0)
         return r;
 
+    *ret_params = json_incref(json_object_get(reply, "parameters"));
+    if (!*ret_params)
+        *ret_params = json_object();
     error = json_object_get(reply, "error");
-    parameters = json_object_get(reply, "parameters");
-    if ((error && !json_is_string(error)) || (parameters && !json_is_object(parameters))) {
-        json_decref(reply);
-        return -EBADMSG;
-    }
-    *ret_params = parameters ? json_incref(parameters) : json_object();
-    r = 0;
-    if (error) {
+    if (json_is_string(error)) {
         *ret_error = strdup(json_string_value(error));
-        r = *ret_error ? -EREMOTEIO : -ENOMEM;
-        if (r == -ENOMEM) {
-            json_decref(*ret_params);
-            *ret_params = NULL;
-        }
+        json_decref(reply);
+        return -EREMOTEIO;
     }
     json_decref(reply);
-    return r;
+    return 0;
 }

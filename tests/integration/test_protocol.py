@@ -112,6 +112,12 @@ def test_oversized_request(daemon):
     assert daemon.call("io.offcpud.Status")["parameters"]["request_errors"] > 0
 
 
+def test_null_parameters_mean_none(daemon):
+    """Some Varlink clients send "parameters": null for a method without any."""
+    reply = raw_exchange(daemon.sock, b'{"method": "io.offcpud.Status", "parameters": null}\0')
+    assert reply["parameters"]["pid"] == daemon.proc.pid, reply
+
+
 def test_oneway_gets_no_reply(daemon):
     with socket.socket(socket.AF_UNIX) as s:
         s.settimeout(10)
