@@ -18,6 +18,9 @@ void config_defaults(struct config *c)
     memset(c, 0, sizeof(*c));
     snprintf(c->socket_path, sizeof(c->socket_path), "%s",
              env && *env ? env : DEFAULT_SOCKET_PATH);
+    /* systemd's StateDirectory= says where */
+    env = getenv("STATE_DIRECTORY");
+    snprintf(c->state_dir, sizeof(c->state_dir), "%s", env && *env ? env : "/var/lib/offcpud");
     c->interval_ns = 1 * NSEC_PER_SEC;
     c->retention_ns = 15 * 60 * NSEC_PER_SEC;
     c->memory_limit = 256ULL << 20;
@@ -84,6 +87,12 @@ int config_set(struct config *c, const char *key, const char *value, const char 
             return -EINVAL;
         }
         snprintf(c->socket_path, sizeof(c->socket_path), "%s", value);
+    } else if (strcmp(key, "state-directory") == 0) {
+        if (value[0] != '/' || strlen(value) >= sizeof(c->state_dir) - 32) {
+            *why = "must be an absolute path";
+            return -EINVAL;
+        }
+        snprintf(c->state_dir, sizeof(c->state_dir), "%s", value);
     } else if (strcmp(key, "interval") == 0) {
         if (duration_parse(value, &v) < 0 || v < 10 * NSEC_PER_MSEC || v > 3600 * NSEC_PER_SEC) {
             *why = "must be a duration from 10ms to 1h, e.g. 1s";

@@ -13,6 +13,7 @@
 
 struct config {
     char socket_path[PATH_MAX];
+    char state_dir[PATH_MAX]; /* the ring is kept here across restarts */
     uint64_t interval_ns;
     uint64_t retention_ns;
     uint64_t memory_limit;

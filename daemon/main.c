@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
@@ -20,6 +21,7 @@
 #include "event.h"
 #include "log.h"
 #include "macro.h"
+#include "persist.h"
 #include "server.h"
 
 int64_t clock_ns(int clock)
@@ -69,6 +71,8 @@ static void usage(FILE *f)
             "  -r, --retention DURATION   keep snapshots this long (default 15m)\n"
             "  -m, --memory-limit SIZE    memory for snapshots (default 256M)\n"
             "      --attach MODE          auto, tp_btf or raw_tp (default auto)\n"
+            "      --state-directory DIR  keep the ring here across restarts\n"
+            "                             (default $STATE_DIRECTORY or /var/lib/offcpud)\n"
             "  -h, --help                 show this help\n"
             "  -V, --version              show the version\n",
             DEFAULT_SOCKET_PATH);
@@ -81,6 +85,7 @@ static const struct option long_options[] = {
     {"retention", required_argument, NULL, 'r'},
     {"memory-limit", required_argument, NULL, 'm'},
     {"attach", required_argument, NULL, 'a'},
+    {"state-directory", required_argument, NULL, 'd'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -297,6 +302,55 @@ static int run(struct daemon *d)
     return 0;
 }
 
+static void state_path(const struct daemon *d, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s/%s", d->cfg.state_dir, PERSIST_FILE);
+}
+
+/* What the previous instance saw: its snapshots, if the file can be trusted. */
+static void restore_ring(struct daemon *d)
+{
+    char path[PATH_MAX + 16], aside[PATH_MAX + 64];
+    int r;
+
+    state_path(d, path, sizeof(path));
+    r = ring_load(&d->ring, path, 2 * d->cfg.memory_limit + (64u << 20));
+    if (r == -ENOENT)
+        return;
+    if (r < 0) {
+        /* kept for a post-mortem, but never read again */
+        snprintf(aside, sizeof(aside), "%s.untrusted-%lld", path,
+                 (long long)(clock_ns(CLOCK_REALTIME) / NSEC_PER_SEC));
+        rename(path, aside);
+        log_warning("%s cannot be trusted (%s): set aside as %s", path, strerror(-r), aside);
+        ring_done(&d->ring);
+        ring_init(&d->ring, d->cfg.retention_ns, d->cfg.memory_limit);
+        return;
+    }
+    ring_expire(&d->ring, clock_ns(CLOCK_REALTIME));
+    log_info("restored %zu snapshots from %s", d->ring.n, path);
+}
+
+/* At exit: the last interval too, then the ring, for the next instance. */
+static void save_ring(struct daemon *d)
+{
+    char path[PATH_MAX + 16];
+    int r;
+
+    daemon_drain(d);
+    if (mkdir(d->cfg.state_dir, 0700) < 0 && errno != EEXIST) {
+        log_warning("cannot create %s: %s; the ring is not kept", d->cfg.state_dir,
+                    strerror(errno));
+        return;
+    }
+    state_path(d, path, sizeof(path));
+    r = ring_save(&d->ring, path);
+    if (r < 0)
+        log_warning("saving the ring to %s: %s", path, strerror(-r));
+    else
+        log_info("saved %zu snapshots to %s", d->ring.n, path);
+}
+
 static int start(struct daemon *d)
 {
     int r;
@@ -307,6 +361,7 @@ static int start(struct daemon *d)
     d->started_mono_ns = clock_ns(CLOCK_MONOTONIC);
     d->last_drain_mono_ns = d->started_mono_ns;
     ring_init(&d->ring, d->cfg.retention_ns, d->cfg.memory_limit);
+    restore_ring(d);
     r = symbolizer_new(&d->sym);
     if (r < 0)
         return log_error_errno(r, "setting up the symbolizer: %s", strerror(-r));
@@ -344,6 +399,8 @@ int main(int argc, char **argv)
     r = start(&d);
     if (r == 0)
         r = run(&d);
+    if (r == 0)
+        save_ring(&d);
     stop(&d);
     return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -58,7 +58,7 @@ static void evict_oldest(struct ring *r)
     r->n--;
 }
 
-static void evict(struct ring *r, int64_t now_ns)
+void ring_expire(struct ring *r, int64_t now_ns)
 {
     /* the newest snapshot always stays: an answer about the last interval
      * beats none, even over the limit */
@@ -78,6 +78,6 @@ int ring_push(struct ring *r, struct snapshot *s, int64_t now_ns)
         return -ENOMEM;
     r->snaps[r->n++] = s;
     r->records_bytes += snapshot_bytes(s);
-    evict(r, now_ns);
+    ring_expire(r, now_ns);
     return 0;
 }

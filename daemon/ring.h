@@ -54,4 +54,7 @@ void snapshot_free(struct intern *in, struct snapshot *s);
 
 size_t ring_memory(const struct ring *r);
 
+/* Evict what is past retention at now_ns, or over the memory limit. */
+void ring_expire(struct ring *r, int64_t now_ns);
+
 #endif

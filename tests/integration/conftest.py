@@ -43,6 +43,8 @@ class Daemon:
         self.sock = str(tmp / "offcpud.sock")
         self.log_path = tmp / "offcpud.log"
         self.log = open(self.log_path, "w")
+        if "--state-directory" not in args:  # never another test's ring, nor the host's
+            args = (*args, "--state-directory", str(tmp / "state"))
         self.proc = subprocess.Popen([str(OFFCPUD), "--socket", self.sock, *args],
                                      stdout=self.log, stderr=subprocess.STDOUT)
         self._wait_ready()

@@ -46,7 +46,8 @@ def test_socket_activation(tmp_path):
     own = tmp_path / "own.sock"
     log = open(tmp_path / "log", "w")
     proc = subprocess.Popen(["systemd-socket-activate", "-l", str(activated), str(OFFCPUD),
-                             "--socket", str(own), "--interval", "200ms"],
+                             "--socket", str(own), "--interval", "200ms",
+                             "--state-directory", str(tmp_path / "state")],
                             stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 20
@@ -70,7 +71,8 @@ def test_notify_ready_status_watchdog(tmp_path):
     notify.settimeout(20)
     env = dict(os.environ, NOTIFY_SOCKET=str(notify_path), WATCHDOG_USEC="400000")
     log = open(tmp_path / "log", "w")
-    proc = subprocess.Popen([str(OFFCPUD), "--socket", str(sock_path), "--interval", "100ms"],
+    proc = subprocess.Popen([str(OFFCPUD), "--socket", str(sock_path), "--interval", "100ms",
+                             "--state-directory", str(tmp_path / "state")],
                             env=env, stdout=log, stderr=subprocess.STDOUT)
     messages = []
     try:
