@@ -402,7 +402,5 @@ json_t *api_call(struct daemon *d, const struct peer *peer, json_t *msg, bool *o
     if (!reply)
         reply = m->call(d, peer, params);
     json_decref(empty);
-    if (json_object_get(reply, "error"))
-        d->stats.request_errors++;
     return reply;
 }

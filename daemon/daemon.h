@@ -25,6 +25,8 @@ struct daemon_stats {
 
 struct daemon {
     struct config cfg;
+    int argc; /* kept to read the configuration again on SIGHUP */
+    char **argv;
     struct collector *collector;
     struct symbolizer *sym;
     struct cgroups *cgroups; /* NULL without a cgroup2 mount */
@@ -32,7 +34,7 @@ struct daemon {
     struct server *server;
     int epfd;
     int64_t started_mono_ns;
-    int64_t last_drain_mono_ns;
+    int64_t last_drain_mono_ns; /* start of the last successful drain: its flip */
     struct daemon_stats stats;
 };
 

@@ -50,8 +50,10 @@ int daemon_drain(struct daemon *d)
         snapshot_free(&d->ring.intern, snap);
         return log_error_errno(r, "keeping a snapshot: %s", strerror(-r));
     }
-    d->last_drain_mono_ns = clock_ns(CLOCK_MONOTONIC);
-    took = d->last_drain_mono_ns - t0;
+    /* when the generation now collecting began: a drain can take long (the
+     * first reads kallsyms), and all that time belongs to the next one */
+    d->last_drain_mono_ns = t0;
+    took = clock_ns(CLOCK_MONOTONIC) - t0;
     d->stats.drains++;
     d->stats.drain_last_ns = took;
     if ((uint64_t)took > d->stats.drain_max_ns)
@@ -97,7 +99,9 @@ static int parse_args(int argc, char **argv, struct config *cfg)
     const char *config_file = NULL;
     int c, idx;
 
-    /* the file first, so that the command line overrides it */
+    /* the file first, so that the command line overrides it; optind = 0 makes
+     * getopt start afresh, as a reload parses the same arguments again */
+    optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "c:s:i:r:m:hV", long_options, NULL)) != -1)
         if (c == 'c')
@@ -105,7 +109,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
     if (config_file && config_load_file(cfg, config_file) < 0)
         return -EINVAL;
 
-    optind = 1;
+    optind = 0;
     opterr = 1;
     while ((c = getopt_long(argc, argv, "c:s:i:r:m:hV", long_options, &idx)) != -1) {
         const char *why = "invalid value";
@@ -175,19 +179,25 @@ static void on_watchdog(struct event_source *src, uint32_t events)
         sd_notify(0, "WATCHDOG=1");
 }
 
-static int periodic_timer(uint64_t ns)
+static int set_interval(int fd, uint64_t ns)
 {
     struct itimerspec its = {
         .it_interval = {.tv_sec = ns / NSEC_PER_SEC, .tv_nsec = ns % NSEC_PER_SEC},
     };
-    int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 
     its.it_value = its.it_interval;
-    if (fd < 0 || timerfd_settime(fd, 0, &its, NULL) < 0) {
-        int r = -errno;
+    return timerfd_settime(fd, 0, &its, NULL) < 0 ? -errno : 0;
+}
 
-        if (fd >= 0)
-            close(fd);
+static int periodic_timer(uint64_t ns)
+{
+    int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC), r;
+
+    if (fd < 0)
+        return -errno;
+    r = set_interval(fd, ns);
+    if (r < 0) {
+        close(fd);
         return r;
     }
     return fd;
@@ -221,6 +231,38 @@ static void on_announcements(struct event_source *src, uint32_t events)
     collector_take_announcements(l->d->collector);
 }
 
+/* SIGHUP: the file (and the command line over it) again. What can change
+ * live does; what cannot waits for a restart, and says so. A bad file
+ * changes nothing. Collected data is untouched either way. */
+static void reload(struct loop *l)
+{
+    struct daemon *d = l->d;
+    struct config fresh;
+
+    config_defaults(&fresh);
+    if (parse_args(d->argc, d->argv, &fresh) != 0) {
+        log_warning("reload failed: keeping the running configuration");
+        return;
+    }
+    if (strcmp(fresh.socket_path, d->cfg.socket_path) != 0 ||
+        strcmp(fresh.state_dir, d->cfg.state_dir) != 0 ||
+        memcmp(&fresh.collector, &d->cfg.collector, sizeof(fresh.collector)) != 0)
+        log_notice("reload: socket, state-directory, attach and map sizes change at the next "
+                   "restart only");
+    d->cfg.interval_ns = fresh.interval_ns;
+    d->cfg.retention_ns = fresh.retention_ns;
+    d->cfg.memory_limit = fresh.memory_limit;
+    d->cfg.max_clients = fresh.max_clients;
+    d->ring.retention_ns = fresh.retention_ns;
+    d->ring.memory_limit = fresh.memory_limit;
+    ring_expire(&d->ring, clock_ns(CLOCK_REALTIME));
+    set_interval(l->timer.fd, fresh.interval_ns);
+    log_info("reloaded: interval %" PRIu64 "ms, retention %" PRIu64 "s, memory limit %" PRIu64
+             " MiB",
+             (uint64_t)(fresh.interval_ns / NSEC_PER_MSEC),
+             (uint64_t)(fresh.retention_ns / NSEC_PER_SEC), fresh.memory_limit >> 20);
+}
+
 static void on_signal(struct event_source *src, uint32_t events)
 {
     struct loop *l = container_of(src, struct loop, signals);
@@ -229,7 +271,9 @@ static void on_signal(struct event_source *src, uint32_t events)
     if (read(src->fd, &si, sizeof(si)) != sizeof(si))
         return;
     if (si.ssi_signo == SIGHUP) {
-        log_info("SIGHUP: configuration reload is not supported yet; nothing changed");
+        sd_notify(0, "RELOADING=1");
+        reload(l);
+        sd_notify(0, "READY=1");
         return;
     }
     log_info("%s: exiting", strsignal(si.ssi_signo));
@@ -393,6 +437,8 @@ int main(int argc, char **argv)
 
     log_setup();
     config_defaults(&d.cfg);
+    d.argc = argc;
+    d.argv = argv;
     r = parse_args(argc, argv, &d.cfg);
     if (r != 0)
         return r > 0 ? EXIT_SUCCESS : 2;

@@ -92,7 +92,7 @@ static void process_input(struct conn *c)
 {
     while (!c->closing && !vl_output_pending(&c->out)) {
         char reason[256];
-        json_t *msg = NULL;
+        json_t *msg = NULL, *reply;
         bool oneway = false;
         int r = vl_input_next(&c->in, &msg, reason, sizeof(reason));
 
@@ -100,17 +100,18 @@ static void process_input(struct conn *c)
             return;
         c->srv->d->stats.requests++;
         if (r < 0) {
-            c->srv->d->stats.request_errors++;
-            queue(c, vl_error_new("io.offcpud.InvalidRequest", json_pack("{s:s}", "reason", reason)));
+            reply = vl_error_new("io.offcpud.InvalidRequest", json_pack("{s:s}", "reason", reason));
         } else {
-            json_t *reply = api_call(c->srv->d, &c->peer, msg, &oneway);
-
+            reply = api_call(c->srv->d, &c->peer, msg, &oneway);
             json_decref(msg);
-            if (oneway)
-                json_decref(reply);
-            else
-                queue(c, reply);
         }
+        /* every error answered counts, whichever layer found it */
+        if (json_object_get(reply, "error"))
+            c->srv->d->stats.request_errors++;
+        if (oneway)
+            json_decref(reply);
+        else
+            queue(c, reply);
         vl_output_flush(&c->out, c->src.fd);
     }
 }

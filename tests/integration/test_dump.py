@@ -24,10 +24,11 @@ def test_nanosleep_stack_named_and_exact(sleep_and_pipe):
     sleeps = stacks_with(rows, "block_in_nanosleep_100x10ms")
     assert sleeps, f"no stack through block_in_nanosleep_100x10ms in:\n{out}"
     for comm, user, kernel, _ in sleeps:
-        assert "do_nanosleep" in kernel, f"kernel frames missing: {kernel}"
         assert kernel[-1] in ("__schedule", "schedule"), kernel
         assert "sleeper_main" in user, user
+    # a preemption on the way back to user space is off-CPU time too, elsewhere
     total_us = sum(r[3] for r in sleeps)
+    assert sum(r[3] for r in sleeps if "do_nanosleep" in r[2]) >= 0.98 * total_us, out
     assert within(total_us, truth["nanosleep_offcpu_ns"] / 1000, 0.02), \
         f"{total_us} us in the dump, {truth['nanosleep_offcpu_ns'] / 1000:.0f} us measured:\n{out}"
 

@@ -80,11 +80,14 @@ def test_bad_requests_get_errors_and_change_nothing(daemon):
     window = {"pid": truth["pid"], "start_ns": before["start_ns"] - 1, "end_ns": before["end_ns"]}
     before = daemon.call("io.offcpud.Dump", window)["parameters"]
 
+    errors_before = daemon.call("io.offcpud.Status")["parameters"]["request_errors"]
     for payload, name, parameters in BAD_REQUESTS:
         reply = raw_exchange(daemon.sock, payload + b"\0")
         assert reply.get("error") == name, (payload, reply)
         if parameters is not None:
             assert reply["parameters"] == parameters, (payload, reply)
+    errors_after = daemon.call("io.offcpud.Status")["parameters"]["request_errors"]
+    assert errors_after - errors_before == len(BAD_REQUESTS), "every error reply is counted"
 
     # several bad and good messages on one connection: each answered, in order
     with socket.socket(socket.AF_UNIX) as s:
