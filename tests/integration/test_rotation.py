@@ -38,7 +38,8 @@ def test_raw_tp_fallback(start_daemon):
     reply = d.dump_json("--tid", str(truth["nanosleep_tid"]), "--since", "60s",
                         "--group-by", "state")
     sleeps = [s for s in reply["stacks"] if "block_in_nanosleep_100x10ms" in s["user"]]
-    assert sum(s["count"] for s in sleeps if s["state"] == "S") == truth["nanosleep_calls"], \
-        reply["stacks"]
+    # (see COUNT_SLACK in test_dump.py: a VM may let a wait pass without a switch)
+    in_s = sum(s["count"] for s in sleeps if s["state"] == "S")
+    assert 0.98 * truth["nanosleep_calls"] <= in_s <= truth["nanosleep_calls"], reply["stacks"]
     assert within(sum(s["total_ns"] for s in sleeps), truth["nanosleep_offcpu_ns"], 0.02), \
         (reply["stacks"], truth)
