@@ -12,6 +12,10 @@
 /* A frame must not break the line: ';' separates frames, a newline lines. */
 static void put_frame(FILE *f, const char *s)
 {
+    if (!strpbrk(s, ";\n\r")) {
+        fputs(s, f);
+        return;
+    }
     for (; *s; s++)
         fputc(*s == ';' ? ':' : (*s == '\n' || *s == '\r') ? ' ' : *s, f);
 }

@@ -53,20 +53,24 @@ ssize_t vl_input_read(struct vl_input *in, int fd)
         return -errno;
     in->len += n;
     /* over the limit without a terminator: it can only get larger */
-    if (in->len > in->limit && !memchr(in->data, '\0', in->len))
+    if (in->len > in->limit && !memchr(in->data + in->scanned, '\0', in->len - in->scanned))
         return -EMSGSIZE;
     return n;
 }
 
 int vl_input_next(struct vl_input *in, json_t **ret, char *reason, size_t reason_size)
 {
-    char *end = in->len ? memchr(in->data, '\0', in->len) : NULL;
+    char *end = in->len > in->scanned ? memchr(in->data + in->scanned, '\0', in->len - in->scanned)
+                                      : NULL;
     size_t len;
     json_error_t err;
     json_t *msg;
 
-    if (!end)
+    if (!end) {
+        in->scanned = in->len;
         return 0;
+    }
+    in->scanned = 0;
     len = end - in->data;
     msg = json_loadb(in->data, len, JSON_REJECT_DUPLICATES, &err);
     memmove(in->data, end + 1, in->len - len - 1);

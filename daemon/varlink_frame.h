@@ -17,6 +17,7 @@ struct vl_input {
     size_t len;   /* bytes buffered */
     size_t cap;
     size_t limit; /* largest message accepted, NUL included */
+    size_t scanned; /* bytes known to hold no NUL: a large message is searched once */
 };
 
 struct vl_output {
