@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* offcpuctl: asks offcpud for off-CPU stacks and its status. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +124,32 @@ static int print_json(const json_t *v)
     return EXIT_OK;
 }
 
+/* "1763860000.123456789" to ns, exactly: a double would be off by hundreds of
+ * ns at today's times, enough to move a window's edge across a snapshot's. */
+static int parse_unix_time(const char *s, int64_t *ret)
+{
+    int64_t secs = 0, frac = 0;
+    int digits = 0;
+
+    if (!isdigit((unsigned char)*s))
+        return -EINVAL;
+    for (; isdigit((unsigned char)*s); s++) {
+        if (secs > (INT64_MAX / 1000000000 - 9) / 10)
+            return -ERANGE;
+        secs = secs * 10 + (*s - '0');
+    }
+    if (*s == '.')
+        for (s++; isdigit((unsigned char)*s); s++, digits++)
+            if (digits < 9)
+                frac = frac * 10 + (*s - '0');
+    if (*s)
+        return -EINVAL;
+    for (; digits < 9; digits++)
+        frac *= 10;
+    *ret = secs * 1000000000 + frac;
+    return 0;
+}
+
 /* "60s" back from now, or "@1763860000.5", an absolute Unix time. */
 static int parse_time(const char *opt, const char *arg, json_t *params, const char *rel_key,
                       const char *abs_key)
@@ -129,14 +157,12 @@ static int parse_time(const char *opt, const char *arg, json_t *params, const ch
     uint64_t ns;
 
     if (arg[0] == '@') {
-        char *end;
-        double secs;
+        int64_t abs_ns;
 
-        errno = 0;
-        secs = strtod(arg + 1, &end);
-        if (errno || end == arg + 1 || *end || secs < 0)
-            return usage_error("invalid time '%s' for %s (use @UNIXSECONDS)", arg, opt);
-        json_object_set_new(params, abs_key, json_integer((json_int_t)(secs * 1e9)));
+        if (parse_unix_time(arg + 1, &abs_ns) < 0)
+            return usage_error("invalid time '%s' for %s (use @UNIXSECONDS[.FRACTION])", arg,
+                               opt);
+        json_object_set_new(params, abs_key, json_integer(abs_ns));
         return 0;
     }
     if (duration_parse(arg, &ns) < 0)

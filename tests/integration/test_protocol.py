@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import VarlinkStream, run_workload, varlink_call
+from conftest import ROOT, VarlinkStream, run_workload, varlink_call
 
 
 def error_of(reply):
@@ -35,6 +35,9 @@ def test_interface_description_is_valid(daemon, interface, tmp_path):
                               {"interface": interface})["parameters"]["description"]
     assert description.splitlines()[[l.startswith("interface") for l in
                                       description.splitlines()].index(True)] == f"interface {interface}"
+    if interface == "io.offcpud":
+        assert description == (ROOT / "daemon" / "io.offcpud.varlink").read_text(), \
+            "the daemon serves the interface file the repository ships"
     generator = shutil.which("varlink-go-interface-generator")
     assert generator, "varlink-go (Debian package) is needed to validate the interface"
     path = tmp_path / f"{interface}.varlink"
