@@ -18,12 +18,12 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-#define PF_KTHREAD         0x00200000
-#define TASK_INTERRUPTIBLE 0x0001
+#define PF_KTHREAD           0x00200000
+#define TASK_INTERRUPTIBLE   0x0001
 #define TASK_UNINTERRUPTIBLE 0x0002
-#define TASK_STOPPED_BIT   0x0004
-#define TASK_TRACED_BIT    0x0008
-#define TASK_NOLOAD        0x0400
+#define TASK_STOPPED_BIT     0x0004
+#define TASK_TRACED_BIT      0x0008
+#define TASK_NOLOAD          0x0400
 
 /* Written by the daemon through the mmapped .bss; read once per event. */
 volatile __u32 gen;

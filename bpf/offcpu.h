@@ -32,8 +32,8 @@ struct offcpu_key {
     __u64 user_stack;   /* hash, or OFFCPU_STACK_MISSED */
     __u64 kernel_stack; /* hash, or OFFCPU_STACK_MISSED */
     char comm[16];
-    __u32 state;        /* enum offcpu_state */
-    __u32 kthread;      /* 1 for kernel threads: no user stack to miss */
+    __u32 state;   /* enum offcpu_state */
+    __u32 kthread; /* 1 for kernel threads: no user stack to miss */
 };
 
 struct offcpu_value {
@@ -60,13 +60,13 @@ enum offcpu_stat {
     OFFCPU_STAT_USER_STACK_EFAULT, /* user stack unreadable (paged out, no frame pointer) */
     OFFCPU_STAT_USER_STACK_ERROR,  /* any other user stack error */
     OFFCPU_STAT_KERNEL_STACK_ERROR,
-    OFFCPU_STAT_STACK_MAP_FULL,    /* a stack could not be stored: its time counts as missed */
-    OFFCPU_STAT_STACK_COLLISION,   /* two different stacks with one hash: time counts as missed */
-    OFFCPU_STAT_AGG_MAP_FULL,      /* an aggregate entry could not be created: time lost */
-    OFFCPU_STAT_AGG_LOST_NS,       /* ...and how much time that was */
-    OFFCPU_STAT_NO_SWITCH_OUT,     /* switch-in with no switch-out record (task seen first) */
-    OFFCPU_STAT_STORAGE_FAIL,      /* no per-task storage could be had at switch-out */
-    OFFCPU_STAT_ANNOUNCE_LOST,     /* a new process could not be announced: ring buffer full */
+    OFFCPU_STAT_STACK_MAP_FULL,  /* a stack could not be stored: its time counts as missed */
+    OFFCPU_STAT_STACK_COLLISION, /* two different stacks with one hash: time counts as missed */
+    OFFCPU_STAT_AGG_MAP_FULL,    /* an aggregate entry could not be created: time lost */
+    OFFCPU_STAT_AGG_LOST_NS,     /* ...and how much time that was */
+    OFFCPU_STAT_NO_SWITCH_OUT,   /* switch-in with no switch-out record (task seen first) */
+    OFFCPU_STAT_STORAGE_FAIL,    /* no per-task storage could be had at switch-out */
+    OFFCPU_STAT_ANNOUNCE_LOST,   /* a new process could not be announced: ring buffer full */
     OFFCPU_STAT__MAX,
 };
 

@@ -82,7 +82,8 @@ static void describe_params(const json_t *params, char *buf, size_t size)
     size_t len = 0;
 
     buf[0] = '\0';
-    json_object_foreach((json_t *)params, key, v) {
+    json_object_foreach((json_t *)params, key, v)
+    {
         _cleanup_free_ char *text = json_is_string(v) ? NULL : json_dumps(v, JSON_ENCODE_ANY);
 
         len += snprintf(buf + len, len < size ? size - len : 0, "%s%s=%s", len ? ", " : "", key,
@@ -160,8 +161,7 @@ static int parse_time(const char *opt, const char *arg, json_t *params, const ch
         int64_t abs_ns;
 
         if (parse_unix_time(arg + 1, &abs_ns) < 0)
-            return usage_error("invalid time '%s' for %s (use @UNIXSECONDS[.FRACTION])", arg,
-                               opt);
+            return usage_error("invalid time '%s' for %s (use @UNIXSECONDS[.FRACTION])", arg, opt);
         json_object_set_new(params, abs_key, json_integer(abs_ns));
         return 0;
     }
@@ -241,12 +241,12 @@ static void dump_usage(FILE *f)
 static int cmd_dump(const struct globals *g, int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"pid", required_argument, NULL, 'p'},    {"tid", required_argument, NULL, 't'},
-        {"cgroup", required_argument, NULL, 'c'}, {"comm", required_argument, NULL, 'n'},
-        {"state", required_argument, NULL, 's'},  {"since", required_argument, NULL, 'S'},
-        {"until", required_argument, NULL, 'U'},  {"min-total", required_argument, NULL, 'm'},
+        {"pid", required_argument, NULL, 'p'},      {"tid", required_argument, NULL, 't'},
+        {"cgroup", required_argument, NULL, 'c'},   {"comm", required_argument, NULL, 'n'},
+        {"state", required_argument, NULL, 's'},    {"since", required_argument, NULL, 'S'},
+        {"until", required_argument, NULL, 'U'},    {"min-total", required_argument, NULL, 'm'},
         {"group-by", required_argument, NULL, 'g'}, {"format", required_argument, NULL, 'f'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     json_t *params = json_object(), *reply = NULL;
     bool json_out = g->json;
@@ -360,19 +360,22 @@ static void usage(FILE *f)
                "Query offcpud, the always-on off-CPU profiler.\n\nCommands:\n");
     for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
         fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\nOptions:\n"
-               "  -s, --socket PATH   daemon socket (default $OFFCPUD_SOCKET or %s)\n"
-               "  -j, --json          machine-readable output\n"
-               "  -h, --help          this help; 'offcpuctl dump --help' for dump's options\n"
-               "  -V, --version       show the version\n",
-               DEFAULT_SOCKET_PATH);
+    fprintf(f,
+            "\nOptions:\n"
+            "  -s, --socket PATH   daemon socket (default $OFFCPUD_SOCKET or %s)\n"
+            "  -j, --json          machine-readable output\n"
+            "  -h, --help          this help; 'offcpuctl dump --help' for dump's options\n"
+            "  -V, --version       show the version\n",
+            DEFAULT_SOCKET_PATH);
 }
 
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"socket", required_argument, NULL, 's'}, {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
+        {"socket", required_argument, NULL, 's'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     const char *env = getenv("OFFCPUD_SOCKET");

@@ -25,7 +25,8 @@ static void put_frames(FILE *f, const json_t *frames)
     size_t i;
     json_t *v;
 
-    json_array_foreach(frames, i, v) {
+    json_array_foreach(frames, i, v)
+    {
         fputc(';', f);
         put_frame(f, json_string_value(v) ?: "?");
     }

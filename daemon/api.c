@@ -78,7 +78,8 @@ static json_t *check_params(const struct param *spec, json_t *params)
     const char *key;
     json_t *v;
 
-    json_object_foreach(params, key, v) {
+    json_object_foreach(params, key, v)
+    {
         const struct param *p = spec;
 
         while (p->name && strcmp(p->name, key) != 0)
@@ -115,10 +116,10 @@ static json_t *frames_json(const struct intern *in, uint32_t stack)
 
 static json_t *row_json(const struct intern *in, const struct query_row *row, unsigned group_by)
 {
-    json_t *o = json_pack("{s:s, s:o, s:o, s:I, s:I}", "comm", intern_string_get(in, row->comm),
-                          "user", frames_json(in, row->ustack), "kernel",
-                          frames_json(in, row->kstack), "total_ns", (json_int_t)row->total_ns,
-                          "count", (json_int_t)row->count);
+    json_t *o =
+        json_pack("{s:s, s:o, s:o, s:I, s:I}", "comm", intern_string_get(in, row->comm), "user",
+                  frames_json(in, row->ustack), "kernel", frames_json(in, row->kstack), "total_ns",
+                  (json_int_t)row->total_ns, "count", (json_int_t)row->count);
 
     if (group_by & QUERY_GROUP_PID)
         json_object_set_new(o, "pid", json_integer(row->pid));
@@ -144,7 +145,8 @@ static json_t *parse_group_by(json_t *params, unsigned *ret)
     size_t i;
 
     *ret = 0;
-    json_array_foreach(a, i, e) {
+    json_array_foreach(a, i, e)
+    {
         size_t f = 0;
 
         while (f < ARRAY_SIZE(fields) && strcmp(fields[f].name, json_string_value(e)) != 0)
@@ -236,7 +238,8 @@ static json_t *method_dump(struct daemon *d, const struct peer *peer, json_t *pa
 
     /* a window reaching now includes the generation still being collected:
      * the last milliseconds before a query are what an incident is about */
-    if (q.end_ns >= now && clock_ns(CLOCK_MONOTONIC) - d->last_drain_mono_ns > (int64_t)NSEC_PER_MSEC)
+    if (q.end_ns >= now &&
+        clock_ns(CLOCK_MONOTONIC) - d->last_drain_mono_ns > (int64_t)NSEC_PER_MSEC)
         daemon_drain(d);
 
     r = query_run(&d->ring, &q, &res);
@@ -245,8 +248,9 @@ static json_t *method_dump(struct daemon *d, const struct peer *peer, json_t *pa
                             json_pack("{s:s}", "reason", "out of memory running the query"));
     if (q.cgroup && !cgroup_known(d, q.cgroup, &res)) {
         query_result_done(&res);
-        return vl_error_new("io.offcpud.CgroupNotFound",
-                            json_pack("{s:s}", "path", json_string_value(json_object_get(params, "cgroup"))));
+        return vl_error_new(
+            "io.offcpud.CgroupNotFound",
+            json_pack("{s:s}", "path", json_string_value(json_object_get(params, "cgroup"))));
     }
     stacks = json_array();
     for (size_t i = 0; i < res.n; i++)
@@ -291,8 +295,8 @@ static json_t *method_status(struct daemon *d, const struct peer *peer, json_t *
     json_t *o;
 
     symbolizer_get_stats(d->sym, &ss);
-    o = json_pack("{s:s, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I}", "version", OFFCPUD_VERSION, "pid",
-                  (json_int_t)getpid(), "uptime_ns",
+    o = json_pack("{s:s, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I}", "version", OFFCPUD_VERSION,
+                  "pid", (json_int_t)getpid(), "uptime_ns",
                   (json_int_t)(clock_ns(CLOCK_MONOTONIC) - d->started_mono_ns), "attach",
                   collector_attach_name(d->collector), "interval_ns",
                   (json_int_t)d->cfg.interval_ns, "retention_ns", (json_int_t)d->cfg.retention_ns,
@@ -310,9 +314,8 @@ static json_t *method_status(struct daemon *d, const struct peer *peer, json_t *
                      (json_int_t)d->stats.drain_max_ns, "drained_records",
                      (json_int_t)d->stats.snap.records, "stacks_interned",
                      (json_int_t)r->intern.stacks.count, "strings_interned",
-                     (json_int_t)r->intern.strings.count, "symbol_files",
-                     (json_int_t)ss.elf_files, "clients",
-                     (json_int_t)server_clients(d->server), "requests",
+                     (json_int_t)r->intern.strings.count, "symbol_files", (json_int_t)ss.elf_files,
+                     "clients", (json_int_t)server_clients(d->server), "requests",
                      (json_int_t)d->stats.requests, "request_errors",
                      (json_int_t)d->stats.request_errors, "collector", collector_json(d)));
     return vl_reply_new(o, false);
@@ -344,10 +347,18 @@ static json_t *method_get_interface_description(struct daemon *d, const struct p
 }
 
 static const struct param dump_params[] = {
-    {"pid", P_INT, false},          {"tid", P_INT, false},     {"cgroup", P_STRING, false},
-    {"comm", P_STRING, false},      {"state", P_STRING, false}, {"since_ns", P_INT, false},
-    {"until_ns", P_INT, false},     {"start_ns", P_INT, false}, {"end_ns", P_INT, false},
-    {"min_total_ns", P_INT, false}, {"group_by", P_STRING_ARRAY, false}, {NULL, 0, false},
+    {"pid", P_INT, false},
+    {"tid", P_INT, false},
+    {"cgroup", P_STRING, false},
+    {"comm", P_STRING, false},
+    {"state", P_STRING, false},
+    {"since_ns", P_INT, false},
+    {"until_ns", P_INT, false},
+    {"start_ns", P_INT, false},
+    {"end_ns", P_INT, false},
+    {"min_total_ns", P_INT, false},
+    {"group_by", P_STRING_ARRAY, false},
+    {NULL, 0, false},
 };
 static const struct param no_params[] = {{NULL, 0, false}};
 static const struct param describe_params[] = {{"interface", P_STRING, true}, {NULL, 0, false}};

@@ -9,8 +9,7 @@
 
 /* Make *array (of *cap elements of elem_size bytes) hold at least need
  * elements; a first allocation holds at least min. -ENOMEM leaves it as it was. */
-static inline int array_reserve(void *array, size_t *cap, size_t need, size_t elem_size,
-                                size_t min)
+static inline int array_reserve(void *array, size_t *cap, size_t need, size_t elem_size, size_t min)
 {
     void **p = array;
     size_t n = *cap ? *cap : min;

@@ -25,7 +25,7 @@ struct collector {
     uint32_t gen;           /* generation the programs write now */
     bool membarrier_global; /* membarrier can wait for an RCU grace period */
     int ncpus;
-    int64_t gen_start_ns;   /* CLOCK_REALTIME when the current generation began */
+    int64_t gen_start_ns; /* CLOCK_REALTIME when the current generation began */
     struct drained d;
     uint32_t agg_cap, stack_cap;
 };
@@ -80,15 +80,14 @@ static int open_skeleton(const struct collector_options *o, enum collector_attac
 
 static int load_and_attach(struct collector *c, const struct collector_options *o)
 {
-    enum collector_attach attach = o->attach == COLLECTOR_ATTACH_RAW_TP ? COLLECTOR_ATTACH_RAW_TP
-                                                                        : COLLECTOR_ATTACH_TP_BTF;
+    enum collector_attach attach =
+        o->attach == COLLECTOR_ATTACH_RAW_TP ? COLLECTOR_ATTACH_RAW_TP : COLLECTOR_ATTACH_TP_BTF;
     int r;
 
     r = open_skeleton(o, attach, &c->skel);
     /* a missing permission is not a missing feature: raw_tp would fail alike */
     if (r < 0 && r != -EPERM && o->attach == COLLECTOR_ATTACH_AUTO) {
-        log_warning("tp_btf/sched_switch did not load (%s), falling back to raw_tp",
-                    strerror(-r));
+        log_warning("tp_btf/sched_switch did not load (%s), falling back to raw_tp", strerror(-r));
         attach = COLLECTOR_ATTACH_RAW_TP;
         r = open_skeleton(o, attach, &c->skel);
     }
@@ -180,10 +179,9 @@ static int drain_map(int fd, void *keys, size_t key_size, void *values, size_t v
 
     while (n < cap) {
         uint32_t count = cap - n;
-        int r = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &batch, &batch,
-                                                (char *)keys + (size_t)n * key_size,
-                                                (char *)values + (size_t)n * value_size, &count,
-                                                NULL);
+        int r = bpf_map_lookup_and_delete_batch(
+            fd, first ? NULL : &batch, &batch, (char *)keys + (size_t)n * key_size,
+            (char *)values + (size_t)n * value_size, &count, NULL);
 
         n += count;
         first = false;
@@ -217,8 +215,8 @@ int collector_watch_announcements(struct collector *c, collector_announce_fn fn,
 {
     c->announce = fn;
     c->announce_userdata = userdata;
-    c->announcements = ring_buffer__new(bpf_map__fd(c->skel->maps.announcements), on_announcement,
-                                        c, NULL);
+    c->announcements =
+        ring_buffer__new(bpf_map__fd(c->skel->maps.announcements), on_announcement, c, NULL);
     if (!c->announcements)
         return -errno;
     return ring_buffer__epoll_fd(c->announcements);
@@ -266,10 +264,10 @@ int collector_flip_and_drain(struct collector *c, struct drained **ret)
     n = drain_map(bpf_map__fd(old ? c->skel->maps.agg1 : c->skel->maps.agg0), c->d.keys,
                   sizeof(*c->d.keys), c->d.values, sizeof(*c->d.values), c->agg_cap);
     if (n < 0)
-        return log_error_errno(n, "draining aggregates of generation %u: %s", old,
-                               strerror(-n));
-    m = drain_map(bpf_map__fd(old ? c->skel->maps.stacks1 : c->skel->maps.stacks0), c->d.stack_hashes,
-                  sizeof(*c->d.stack_hashes), c->d.stacks, sizeof(*c->d.stacks), c->stack_cap);
+        return log_error_errno(n, "draining aggregates of generation %u: %s", old, strerror(-n));
+    m = drain_map(bpf_map__fd(old ? c->skel->maps.stacks1 : c->skel->maps.stacks0),
+                  c->d.stack_hashes, sizeof(*c->d.stack_hashes), c->d.stacks, sizeof(*c->d.stacks),
+                  c->stack_cap);
     if (m < 0)
         return log_error_errno(m, "draining stacks of generation %u: %s", old, strerror(-m));
 

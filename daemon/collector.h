@@ -36,10 +36,10 @@ struct drained {
     struct offcpu_key *keys;
     struct offcpu_value *values;
     size_t nstacks;
-    uint64_t *stack_hashes;       /* as read, unordered */
+    uint64_t *stack_hashes; /* as read, unordered */
     struct offcpu_stack *stacks;
-    struct drained_slot *index;   /* sorted by hash, for drained_find_stack */
-    int64_t start_ns, end_ns; /* CLOCK_REALTIME bounds of the generation */
+    struct drained_slot *index; /* sorted by hash, for drained_find_stack */
+    int64_t start_ns, end_ns;   /* CLOCK_REALTIME bounds of the generation */
 };
 
 struct collector;

@@ -16,8 +16,7 @@ void config_defaults(struct config *c)
     const char *env = getenv("OFFCPUD_SOCKET");
 
     memset(c, 0, sizeof(*c));
-    snprintf(c->socket_path, sizeof(c->socket_path), "%s",
-             env && *env ? env : DEFAULT_SOCKET_PATH);
+    snprintf(c->socket_path, sizeof(c->socket_path), "%s", env && *env ? env : DEFAULT_SOCKET_PATH);
     /* systemd's StateDirectory= says where */
     env = getenv("STATE_DIRECTORY");
     snprintf(c->state_dir, sizeof(c->state_dir), "%s", env && *env ? env : "/var/lib/offcpud");
@@ -41,8 +40,7 @@ static int parse_size(const char *s, uint64_t *ret)
     static const struct {
         const char *suffix;
         unsigned shift;
-    } units[] = {{"", 0},   {"K", 10},  {"KiB", 10}, {"M", 20},
-                 {"MiB", 20}, {"G", 30}, {"GiB", 30}};
+    } units[] = {{"", 0}, {"K", 10}, {"KiB", 10}, {"M", 20}, {"MiB", 20}, {"G", 30}, {"GiB", 30}};
     char *end;
     unsigned long long v;
 

@@ -246,7 +246,7 @@ void intern_stack_unref(struct intern *in, uint32_t id)
 const char *intern_string_get(const struct intern *in, uint32_t id)
 {
     return id && id < in->strings.nslots && in->strings.slots[id] ? in->strings.slots[id]->data
-                                                                   : "";
+                                                                  : "";
 }
 
 const uint32_t *intern_stack_get(const struct intern *in, uint32_t id, uint32_t *nframes)

@@ -14,21 +14,21 @@
 struct blob {
     uint64_t hash;
     uint32_t refs;
-    uint32_t len;  /* bytes of data */
-    char data[];   /* strings are NUL-terminated (not counted in len) */
+    uint32_t len; /* bytes of data */
+    char data[];  /* strings are NUL-terminated (not counted in len) */
 };
 
 /* Deduplicating table of byte strings, ids stable while referenced. */
 struct blobtab {
-    struct blob **slots;  /* id -> blob; NULL when free */
-    uint32_t nslots;      /* ids handed out so far, 0 included */
+    struct blob **slots; /* id -> blob; NULL when free */
+    uint32_t nslots;     /* ids handed out so far, 0 included */
     uint32_t cap;
-    uint32_t *free_ids;   /* ids of freed slots, reused first */
+    uint32_t *free_ids; /* ids of freed slots, reused first */
     uint32_t nfree;
-    uint32_t *index;      /* open addressing: ids, 0 = empty */
-    uint32_t index_size;  /* power of two */
+    uint32_t *index;     /* open addressing: ids, 0 = empty */
+    uint32_t index_size; /* power of two */
     uint32_t count;
-    size_t bytes;         /* memory held, for the ring's limit */
+    size_t bytes; /* memory held, for the ring's limit */
 };
 
 struct intern {

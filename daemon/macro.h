@@ -11,8 +11,8 @@
 #ifndef ARRAY_SIZE /* libiberty has the same */
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #endif
-#define _cleanup_(f)  __attribute__((cleanup(f)))
-#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#define _cleanup_(f)                    __attribute__((cleanup(f)))
+#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
 static inline void freep(void *p)
 {

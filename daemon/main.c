@@ -296,13 +296,13 @@ static int setup_loop(struct loop *l, struct daemon *d)
                                        .dispatch = on_signal};
     if (l->signals.fd < 0)
         return -errno;
-    l->timer = (struct event_source){.fd = periodic_timer(d->cfg.interval_ns),
-                                     .dispatch = on_timer};
+    l->timer =
+        (struct event_source){.fd = periodic_timer(d->cfg.interval_ns), .dispatch = on_timer};
     if (l->timer.fd < 0)
         return l->timer.fd;
-    l->announcements = (struct event_source){
-        .fd = collector_watch_announcements(d->collector, on_announce, d),
-        .dispatch = on_announcements};
+    l->announcements =
+        (struct event_source){.fd = collector_watch_announcements(d->collector, on_announce, d),
+                              .dispatch = on_announcements};
     if (l->announcements.fd < 0)
         return l->announcements.fd;
     r = event_watch(d->epfd, EPOLL_CTL_ADD, &l->signals, EPOLLIN);

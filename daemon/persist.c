@@ -22,8 +22,8 @@
 #include "array.h"
 #include "macro.h"
 
-#define MAGIC      "OFFCPUDR"
-#define VERSION    1u
+#define MAGIC           "OFFCPUDR"
+#define VERSION         1u
 #define BYTE_ORDER_MARK 0x01020304u
 
 struct header {
@@ -111,9 +111,9 @@ int ring_save(const struct ring *r, const char *path)
         put_u32(&w, s->n);
         for (uint32_t j = 0; j < s->n; j++) {
             const struct record *rec = &s->records[j];
-            struct disk_record d = {rec->total_ns, rec->count, rec->tgid,   rec->tid,
-                                    rec->comm,     rec->cgroup, rec->ustack, rec->kstack,
-                                    (uint32_t)rec->state};
+            struct disk_record d = {rec->total_ns, rec->count,  rec->tgid,
+                                    rec->tid,      rec->comm,   rec->cgroup,
+                                    rec->ustack,   rec->kstack, (uint32_t)rec->state};
 
             put(&w, &d, sizeof(d));
         }
@@ -234,8 +234,11 @@ static int read_record(struct reader *rd, struct intern *in, const struct id_map
 
     if (!take(rd, &d, sizeof(d)))
         return -EBADMSG;
-    *rec = (struct record){.total_ns = d.total_ns, .count = d.count, .tgid = d.tgid,
-                           .tid = d.tid, .state = (char)d.state};
+    *rec = (struct record){.total_ns = d.total_ns,
+                           .count = d.count,
+                           .tgid = d.tgid,
+                           .tid = d.tid,
+                           .state = (char)d.state};
     rec->comm = map_get(strings, d.comm);
     rec->cgroup = map_get(strings, d.cgroup);
     rec->ustack = map_get(stacks, d.ustack);

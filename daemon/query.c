@@ -25,8 +25,8 @@ static bool record_matches(const struct ring *r, const struct query *q, const st
         return false;
     if (q->comm && strcmp(intern_string_get(&r->intern, rec->comm), q->comm) != 0)
         return false;
-    if (q->cgroup && (!rec->cgroup || !in_cgroup(intern_string_get(&r->intern, rec->cgroup),
-                                                 q->cgroup)))
+    if (q->cgroup &&
+        (!rec->cgroup || !in_cgroup(intern_string_get(&r->intern, rec->cgroup), q->cgroup)))
         return false;
     return true;
 }

@@ -19,10 +19,10 @@ enum {
 struct query {
     int64_t start_ns; /* a snapshot is in the window when start_ns < its end <= end_ns */
     int64_t end_ns;
-    int64_t pid, tid; /* < 0: any */
+    int64_t pid, tid;   /* < 0: any */
     const char *cgroup; /* normalized path: that cgroup and those below it */
     const char *comm;
-    char state;       /* 0: any */
+    char state; /* 0: any */
     uint64_t min_total_ns;
     unsigned group_by;
 };

@@ -349,7 +349,8 @@ int server_new(struct daemon *d, struct server **ret)
     fd = inherited_socket();
     if (fd == -EINVAL) {
         free(s);
-        return log_error_errno(EINVAL, "socket activation: expected one listening Unix stream socket");
+        return log_error_errno(EINVAL,
+                               "socket activation: expected one listening Unix stream socket");
     }
     if (fd < 0) {
         fd = bind_socket(d->cfg.socket_path);

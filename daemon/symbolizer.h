@@ -23,12 +23,12 @@
 struct symbolizer;
 
 struct symbolizer_stats {
-    uint64_t elf_files;       /* ELF files cached */
-    uint64_t elf_opens;       /* ELF files read (cache misses) */
-    uint64_t maps_reads;      /* /proc/PID/maps reads */
-    uint64_t user_frames;     /* user frames asked */
-    uint64_t user_named;      /* ... named with a symbol */
-    uint64_t debug_files;     /* separate debug files read for stripped ones */
+    uint64_t elf_files;   /* ELF files cached */
+    uint64_t elf_opens;   /* ELF files read (cache misses) */
+    uint64_t maps_reads;  /* /proc/PID/maps reads */
+    uint64_t user_frames; /* user frames asked */
+    uint64_t user_named;  /* ... named with a symbol */
+    uint64_t debug_files; /* separate debug files read for stripped ones */
     uint64_t kernel_frames;
     uint64_t kernel_named;
     uint64_t kallsyms_loads; /* /proc/kallsyms reads */
@@ -55,7 +55,8 @@ int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint64_t ip, bool is
 
 /* Name a kernel frame: "function", or "function [module]" for modules.
  * Returns 0, SYMBOLIZER_SKIP, or a negative errno (buf filled as "[unknown]"). */
-int symbolizer_kernel_frame(struct symbolizer *s, uint64_t ip, bool is_leaf, char *buf, size_t size);
+int symbolizer_kernel_frame(struct symbolizer *s, uint64_t ip, bool is_leaf, char *buf,
+                            size_t size);
 
 /* Read the mappings of process tgid now, and open the files it maps, so that
  * its frames can be named even if it is gone by the next pass. */

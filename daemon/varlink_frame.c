@@ -60,8 +60,8 @@ ssize_t vl_input_read(struct vl_input *in, int fd)
 
 int vl_input_next(struct vl_input *in, json_t **ret, char *reason, size_t reason_size)
 {
-    char *end = in->len > in->scanned ? memchr(in->data + in->scanned, '\0', in->len - in->scanned)
-                                      : NULL;
+    char *end =
+        in->len > in->scanned ? memchr(in->data + in->scanned, '\0', in->len - in->scanned) : NULL;
     size_t len;
     json_error_t err;
     json_t *msg;
@@ -77,8 +77,7 @@ int vl_input_next(struct vl_input *in, json_t **ret, char *reason, size_t reason
     in->len -= len + 1;
     if (!msg || !json_is_object(msg)) {
         if (reason)
-            snprintf(reason, reason_size, "%s", msg ? "a message must be a JSON object"
-                                                    : err.text);
+            snprintf(reason, reason_size, "%s", msg ? "a message must be a JSON object" : err.text);
         json_decref(msg);
         return -EBADMSG;
     }
@@ -112,8 +111,8 @@ int vl_output_append(struct vl_output *out, const json_t *msg)
 int vl_output_flush(struct vl_output *out, int fd)
 {
     while (out->start < out->len) {
-        ssize_t n = send(fd, out->data + out->start, out->len - out->start,
-                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t n =
+            send(fd, out->data + out->start, out->len - out->start, MSG_NOSIGNAL | MSG_DONTWAIT);
 
         if (n < 0) {
             if (errno == EINTR)

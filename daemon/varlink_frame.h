@@ -14,9 +14,9 @@
 
 struct vl_input {
     char *data;
-    size_t len;   /* bytes buffered */
+    size_t len; /* bytes buffered */
     size_t cap;
-    size_t limit; /* largest message accepted, NUL included */
+    size_t limit;   /* largest message accepted, NUL included */
     size_t scanned; /* bytes known to hold no NUL: a large message is searched once */
 };
 

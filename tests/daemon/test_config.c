@@ -40,7 +40,8 @@ int main(void)
     CHECK(load(&c, "interval = 1s\nbogus = 1\n") == -EINVAL, "unknown key refused");
     CHECK(load(&c, "interval = fast\n") == -EINVAL, "bad duration refused");
     CHECK(load(&c, "interval 1s\n") == -EINVAL, "line without '=' refused");
-    CHECK(config_set(&c, "interval", "1ms", &why) == -EINVAL && why, "interval below 10ms: %s", why);
+    CHECK(config_set(&c, "interval", "1ms", &why) == -EINVAL && why, "interval below 10ms: %s",
+          why);
     CHECK(config_set(&c, "memory-limit", "12X", &why) == -EINVAL, "bad size refused");
     CHECK(config_set(&c, "socket", "relative.sock", &why) == -EINVAL, "relative socket refused");
     setenv("OFFCPUD_SOCKET", "/tmp/env.sock", 1);

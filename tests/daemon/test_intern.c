@@ -80,7 +80,8 @@ static void test_many(void)
         wrong += strcmp(intern_string_get(&in, id), name) != 0;
         intern_string_unref(&in, id);
     }
-    CHECK(lost == 0 && wrong == 0, "%d strings, a third removed: %d lost, %d wrong", N, lost, wrong);
+    CHECK(lost == 0 && wrong == 0, "%d strings, a third removed: %d lost, %d wrong", N, lost,
+          wrong);
     CHECK(in.strings.count == N - (N + 2) / 3, "count %u", in.strings.count);
     intern_done(&in);
 }

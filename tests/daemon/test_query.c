@@ -28,7 +28,10 @@ static struct snapshot *make_snapshot(struct intern *in, int64_t t)
     s->start_ns = t;
     s->end_ns = t + SEC;
     s->n = 3;
-    s->records[0] = (struct record){.total_ns = 100000000, .count = 10, .tgid = 10, .tid = 10,
+    s->records[0] = (struct record){.total_ns = 100000000,
+                                    .count = 10,
+                                    .tgid = 10,
+                                    .tid = 10,
                                     .comm = intern_string(in, "app"),
                                     .cgroup = intern_string(in, "/job"),
                                     .ustack = stack_of(in, "main", "sleepy"),
@@ -40,8 +43,11 @@ static struct snapshot *make_snapshot(struct intern *in, int64_t t)
     intern_string_ref(in, s->records[1].cgroup);
     intern_stack_ref(in, s->records[1].ustack);
     intern_stack_ref(in, s->records[1].kstack);
-    s->records[2] = (struct record){.total_ns = (uint64_t)(t / SEC) * 1000000, .count = 1,
-                                    .tgid = 20, .tid = 20, .comm = intern_string(in, "db"),
+    s->records[2] = (struct record){.total_ns = (uint64_t)(t / SEC) * 1000000,
+                                    .count = 1,
+                                    .tgid = 20,
+                                    .tid = 20,
+                                    .comm = intern_string(in, "db"),
                                     .cgroup = intern_string(in, "/job/child"),
                                     .ustack = stack_of(in, "main", "reader"),
                                     .kstack = stack_of(in, "pipe_read", "schedule"),

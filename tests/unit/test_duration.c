@@ -48,7 +48,8 @@ int main(void)
     bad("99999999999999999999s", -ERANGE);
     bad("300000d", -ERANGE);
 
-    CHECK(strcmp(duration_format(1500000000ULL, buf, sizeof(buf)), "1500ms") == 0, "1.5s -> %s", buf);
+    CHECK(strcmp(duration_format(1500000000ULL, buf, sizeof(buf)), "1500ms") == 0, "1.5s -> %s",
+          buf);
     CHECK(strcmp(duration_format(120000000000ULL, buf, sizeof(buf)), "2m") == 0, "2min -> %s", buf);
     CHECK(strcmp(duration_format(0, buf, sizeof(buf)), "0s") == 0, "0 -> %s", buf);
     return CHECK_EXIT();

@@ -31,7 +31,8 @@ int main(void)
 {
     expect("user and kernel frames around '-', value in us, lines sorted",
            "{\"stacks\":["
-           "{\"comm\":\"web\",\"user\":[\"main\",\"serve\"],\"kernel\":[\"do_syscall_64\",\"schedule\"],"
+           "{\"comm\":\"web\",\"user\":[\"main\",\"serve\"],\"kernel\":[\"do_syscall_64\","
+           "\"schedule\"],"
            "\"total_ns\":2500,\"count\":1},"
            "{\"comm\":\"app\",\"user\":[\"main\",\"wait\"],\"kernel\":[\"schedule\"],"
            "\"total_ns\":1000000,\"count\":3}]}",
