@@ -195,12 +195,13 @@ static __always_inline void switch_out(void *ctx, struct task_rec *rec, struct t
                                        bool preempt, unsigned int prev_state)
 {
     __u32 flags = BPF_CORE_READ(prev, flags);
+    __u64 start_time = BPF_CORE_READ(prev, start_time);
 
     rec->id.state = state_of(preempt, prev_state);
     rec->id.kthread = !!(flags & PF_KTHREAD);
     /* a tid-keyed record may have belonged to an earlier task with this tid */
-    if (rec->start_time != BPF_CORE_READ(prev, start_time)) {
-        rec->start_time = BPF_CORE_READ(prev, start_time);
+    if (rec->start_time != start_time) {
+        rec->start_time = start_time;
         rec->announced = 0;
     }
     rec->id.cgroup_id = bpf_get_current_cgroup_id();

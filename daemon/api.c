@@ -103,6 +103,18 @@ static bool get_int(json_t *params, const char *name, json_int_t *ret)
     return true;
 }
 
+/* An optional pid or tid: *ret is -1 when absent; false when out of range. */
+static bool get_id(json_t *params, const char *name, int64_t *ret)
+{
+    json_int_t v;
+
+    *ret = -1;
+    if (!get_int(params, name, &v))
+        return true;
+    *ret = v;
+    return v > 0 && v <= INT_MAX;
+}
+
 static json_t *frames_json(const struct intern *in, uint32_t stack)
 {
     json_t *a = json_array();
@@ -184,11 +196,9 @@ static json_t *parse_filters(struct daemon *d, json_t *params, struct query *q, 
     json_int_t v;
     const char *s;
 
-    q->pid = get_int(params, "pid", &v) ? v : -1;
-    q->tid = get_int(params, "tid", &v) ? v : -1;
-    if ((get_int(params, "pid", &v) && (v <= 0 || v > INT_MAX)))
+    if (!get_id(params, "pid", &q->pid))
         return invalid_parameter("pid");
-    if ((get_int(params, "tid", &v) && (v <= 0 || v > INT_MAX)))
+    if (!get_id(params, "tid", &q->tid))
         return invalid_parameter("tid");
     q->min_total_ns = get_int(params, "min_total_ns", &v) && v > 0 ? (uint64_t)v : 0;
     q->comm = json_string_value(json_object_get(params, "comm"));

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "intern.h"
+#include "fnv.h"
 
 #include <assert.h>
 #include <stdbool.h>
@@ -10,13 +11,8 @@
  * always confirms with a full compare. */
 static uint64_t hash_bytes(const void *data, size_t len)
 {
-    const unsigned char *p = data;
-    uint64_t h = 0xcbf29ce484222325ULL;
+    uint64_t h = fnv1a(FNV1A_INIT, data, len);
 
-    for (size_t i = 0; i < len; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ULL;
-    }
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdULL;
     h ^= h >> 33;

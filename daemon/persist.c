@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "fnv.h"
 #include "macro.h"
 
 #define MAGIC           "OFFCPUDR"
@@ -47,10 +48,7 @@ struct writer {
 
 static void put(struct writer *w, const void *data, size_t len)
 {
-    const unsigned char *p = data;
-
-    for (size_t i = 0; i < len; i++)
-        w->hash = (w->hash ^ p[i]) * 0x100000001b3ULL;
+    w->hash = fnv1a(w->hash, data, len);
     fwrite(data, 1, len, w->f);
 }
 
@@ -85,7 +83,7 @@ int ring_save(const struct ring *r, const char *path)
 {
     _cleanup_free_ char *tmp = NULL;
     struct header h = {.version = VERSION, .bom = BYTE_ORDER_MARK};
-    struct writer w = {.hash = 0xcbf29ce484222325ULL};
+    struct writer w = {.hash = FNV1A_INIT};
     int fd;
 
     if (asprintf(&tmp, "%s.tmp", path) < 0)
@@ -326,19 +324,17 @@ int ring_load(struct ring *r, const char *path, size_t max_bytes)
     struct id_map strings = {0}, stacks = {0};
     struct reader rd;
     struct header h;
-    uint64_t hash = 0xcbf29ce484222325ULL, want;
+    uint64_t want;
     size_t len = 0;
     int ret;
 
     ret = read_all(path, max_bytes, &buf, &len);
     if (ret < 0)
         return ret;
-    for (size_t i = 0; i < len - 8; i++)
-        hash = (hash ^ buf[i]) * 0x100000001b3ULL;
     memcpy(&want, buf + len - 8, 8);
     rd = (struct reader){buf, buf + len - 8};
-    if (hash != want || !take(&rd, &h, sizeof(h)) || memcmp(h.magic, MAGIC, 8) != 0 ||
-        h.version != VERSION || h.bom != BYTE_ORDER_MARK)
+    if (fnv1a(FNV1A_INIT, buf, len - 8) != want || !take(&rd, &h, sizeof(h)) ||
+        memcmp(h.magic, MAGIC, 8) != 0 || h.version != VERSION || h.bom != BYTE_ORDER_MARK)
         return -EBADMSG;
     ret = read_strings(&rd, h.nstrings, &r->intern, &strings);
     if (ret == 0)

@@ -15,6 +15,7 @@
 
 #include "debug_files.h"
 #include "elf_symbols.h"
+#include "fnv.h"
 #include "kallsyms.h"
 #include "macro.h"
 #include "proc_maps.h"
@@ -202,9 +203,7 @@ static uint64_t hash_modules_line(uint64_t h, char *line)
     for (unsigned i = 0; field; i++, field = strtok_r(NULL, " \n", &save)) {
         if (i == 2 || i == 3) /* refcount, users */
             continue;
-        for (const char *c = field; *c; c++)
-            h = (h ^ (unsigned char)*c) * 0x100000001b3ULL; /* FNV-1a */
-        h = (h ^ ' ') * 0x100000001b3ULL;
+        h = fnv1a(h, field, strlen(field) + 1); /* with the NUL: fields stay apart */
     }
     return h;
 }
@@ -214,7 +213,7 @@ static uint64_t modules_hash(void)
 {
     _cleanup_fclose_ FILE *f = fopen("/proc/modules", "re");
     _cleanup_free_ char *line = NULL;
-    uint64_t h = 0xcbf29ce484222325ULL;
+    uint64_t h = FNV1A_INIT;
     size_t line_size = 0;
 
     if (!f)
