@@ -2,13 +2,18 @@
 /*
  * Off-CPU collector: at switch-out a task's timestamp, state, cgroup and
  * both stacks go into its own record; at switch-in the elapsed time is added
- * to an aggregate keyed by (cgroup, tgid, tid, comm, state, stacks).
+ * to an aggregate keyed by (cgroup, tgid, tid, uid, comm, state, stacks).
  *
  * Aggregates and stacks come in two generations. The daemon flips `gen`,
  * waits for an RCU grace period (no program still runs on the old set),
  * then drains and clears the old set. Time is charged at switch-in to the
  * generation current then; the stacks travel in the task record, so a task
  * that sleeps across any number of flips still has its own stacks.
+ *
+ * Stack walks are most of the cost, and most blocks happen where the task
+ * blocked before. The record keeps the last two places a task blocked at,
+ * each with the stacks walked there, and reuses them when the task blocks
+ * at one of them again (see struct fingerprint).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -25,27 +30,69 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define TASK_TRACED_BIT      0x0008
 #define TASK_NOLOAD          0x0400
 
-/* Written by the daemon through the mmapped .bss; read once per event. */
+/* Counts flips; its parity picks the maps. Written by the daemon through the
+ * mmapped .bss; read once per event. */
 volatile __u32 gen;
+
+/* Set by the daemon before load. */
+const volatile bool stack_cache = true; /* reuse stacks when a task blocks at a known place */
+const volatile __u32 check_shift = 6;   /* ...and walk anyway one hit in 2^check_shift */
+const volatile bool trace_kernel_threads = true;
 
 /* What a blocking episode is charged to, fixed at switch-out. */
 struct rec_ident {
     __u64 cgroup_id;
-    __u64 user_hash;
-    __u64 kernel_hash;
     __u32 state;
     __u32 kthread;
+    __u32 uid;
+    __u32 place; /* which of task_rec.places holds the stacks */
     char comm[16];
+};
+
+/*
+ * Where a task blocked, as far as can be told without walking its stacks:
+ * the user registers its syscall saved, the syscall and the state. A task
+ * that blocks with the same fingerprint again nearly always has the same
+ * stacks. Reading user memory would tell more, but on these machines one
+ * read of user memory costs as much as the rest of the event; instead a
+ * random sample of hits is walked all the same, counted in status, and a
+ * task found blocking with other stacks at a known place is walked always.
+ */
+struct fingerprint {
+    __u64 ip, sp, bp;
+    __u64 syscall;
+    __u64 exec_id; /* an exec in place starts a new image */
+    __u32 state;
+    __u32 valid;
+};
+
+/* A kernel stack as kept in a record; stored as a struct offcpu_stack,
+ * whose beginning it shares. */
+struct kernel_stack {
+    __u32 nr;
+    __u32 kernel;
+    __u64 ip[OFFCPU_KERNEL_DEPTH];
+};
+
+#define PLACES 2
+
+struct place {
+    struct fingerprint fp;
+    __u64 user_hash;   /* or OFFCPU_STACK_MISSED */
+    __u64 kernel_hash; /* or OFFCPU_STACK_MISSED */
+    __u32 stored_gen;  /* gen + 1 when both stacks are known to be in that gen's map */
+    __u32 pad;
+    struct offcpu_stack ustack;
+    struct kernel_stack kstack;
 };
 
 struct task_rec {
     __u64 ts;         /* switch-out time; 0 when no switch-out is pending */
     __u64 start_time; /* identifies the task when records are keyed by tid */
     __u32 announced;  /* the daemon was told about this thread */
-    __u32 pad;
+    __u32 uncached;   /* a check found other stacks at a known place: always walk */
     struct rec_ident id;
-    struct offcpu_stack ustack;
-    struct offcpu_stack kstack;
+    struct place places[PLACES];
 };
 
 struct {
@@ -102,6 +149,20 @@ struct {
     .values = {&stacks0, &stacks1},
 };
 
+/*
+ * Per-CPU room for a kernel stack widened to a struct offcpu_stack before it
+ * is stored. Slot 0 is sched_switch's, slot 1 the iterator's: sched_switch
+ * runs with interrupts off, but the iterator can be preempted mid-use.
+ */
+enum { SCRATCH_SWITCH, SCRATCH_ITER };
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 2);
+    __type(key, __u32);
+    __type(value, struct offcpu_stack);
+} scratch SEC(".maps");
+
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
     __uint(max_entries, 1);
@@ -139,12 +200,13 @@ static __always_inline __u32 state_of(bool preempt, unsigned int prev_state)
     return OFFCPU_STATE_OTHER;
 }
 
-/* Multiply-xorshift over the used frames; never returns OFFCPU_STACK_MISSED. */
-static __always_inline __u64 stack_hash(const struct offcpu_stack *s)
+/* Multiply-xorshift over the used frames; never returns OFFCPU_STACK_MISSED.
+ * s may be a struct kernel_stack: only its first max frames are read. */
+static __always_inline __u64 stack_hash(const struct offcpu_stack *s, const int max)
 {
     __u64 h = 0x243f6a8885a308d3ULL ^ ((__u64)s->kernel << 32) ^ s->nr;
 
-    for (int i = 0; i < OFFCPU_USER_DEPTH; i++) {
+    for (int i = 0; i < max; i++) {
         if (i >= s->nr)
             break;
         h ^= s->ip[i];
@@ -167,16 +229,13 @@ static __always_inline bool stack_equal(const struct offcpu_stack *a, const stru
     return true;
 }
 
-/* Walk one stack into s; returns its hash or OFFCPU_STACK_MISSED. */
-static __always_inline __u64 take_stack(void *ctx, struct offcpu_stack *s, bool user)
+/* Walk one stack into ip[]; returns its hash or OFFCPU_STACK_MISSED. */
+static __always_inline __u64 take_stack(void *ctx, struct offcpu_stack *s, __u32 size, bool user)
 {
     long n;
 
     s->kernel = !user;
-    if (user)
-        n = bpf_get_stack(ctx, s->ip, sizeof(s->ip), BPF_F_USER_STACK);
-    else
-        n = bpf_get_stack(ctx, s->ip, OFFCPU_KERNEL_DEPTH * sizeof(__u64), 0);
+    n = bpf_get_stack(ctx, s->ip, size, user ? BPF_F_USER_STACK : 0);
     if (n <= 0) {
         s->nr = 0;
         if (!user)
@@ -188,35 +247,120 @@ static __always_inline __u64 take_stack(void *ctx, struct offcpu_stack *s, bool 
         return OFFCPU_STACK_MISSED;
     }
     s->nr = n / sizeof(__u64);
-    return stack_hash(s);
+    return user ? stack_hash(s, OFFCPU_USER_DEPTH) : stack_hash(s, OFFCPU_KERNEL_DEPTH);
 }
 
-static __always_inline void switch_out(void *ctx, struct task_rec *rec, struct task_struct *prev,
-                                       bool preempt, unsigned int prev_state)
+/*
+ * Called from one place only: a kernel stack includes the return address
+ * into this program, so two call sites would make two stacks of one place.
+ */
+static __always_inline void walk_stacks(void *ctx, struct place *p, bool kthread)
 {
-    __u32 flags = BPF_CORE_READ(prev, flags);
-    __u64 start_time = BPF_CORE_READ(prev, start_time);
-
-    rec->id.state = state_of(preempt, prev_state);
-    rec->id.kthread = !!(flags & PF_KTHREAD);
-    /* a tid-keyed record may have belonged to an earlier task with this tid */
-    if (rec->start_time != start_time) {
-        rec->start_time = start_time;
-        rec->announced = 0;
-    }
-    rec->id.cgroup_id = bpf_get_current_cgroup_id();
-    bpf_get_current_comm(rec->id.comm, sizeof(rec->id.comm));
-    rec->id.kernel_hash = take_stack(ctx, &rec->kstack, false);
-    if (rec->id.kthread) {
-        rec->ustack.nr = 0;
-        rec->id.user_hash = OFFCPU_STACK_MISSED;
+    p->kernel_hash =
+        take_stack(ctx, (struct offcpu_stack *)&p->kstack, sizeof(p->kstack.ip), false);
+    if (kthread) {
+        p->ustack.nr = 0;
+        p->user_hash = OFFCPU_STACK_MISSED;
     } else {
-        rec->id.user_hash = take_stack(ctx, &rec->ustack, true);
+        p->user_hash = take_stack(ctx, &p->ustack, sizeof(p->ustack.ip), true);
     }
+    p->stored_gen = 0;
+    stat_add(OFFCPU_STAT_WALKS, 1);
+}
+
+/* Of prev in tp_btf/sched_switch, where it is a trusted BTF pointer. */
+static __always_inline void fingerprint_of(struct fingerprint *fp, struct task_struct *task,
+                                           __u32 state)
+{
+    struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+    fp->ip = regs->ip;
+    fp->sp = regs->sp;
+    fp->bp = regs->bp;
+    fp->syscall = regs->orig_ax;
+    fp->exec_id = task->self_exec_id;
+    fp->state = state;
+    fp->valid = 1;
+}
+
+static __always_inline bool fingerprint_equal(const struct fingerprint *a,
+                                              const struct fingerprint *b)
+{
+    return a->valid && b->valid && a->ip == b->ip && a->sp == b->sp && a->bp == b->bp &&
+           a->syscall == b->syscall && a->exec_id == b->exec_id && a->state == b->state;
+}
+
+/* What sched_switch tells about the task switching out. */
+struct switch_out {
+    __u64 start_time;
+    __u32 tgid;
+    __u32 state;
+    bool kthread;
+    bool cacheable; /* fp is filled in */
+    struct fingerprint fp;
+};
+
+/* The place this block happened at: a known one, or the least recently
+ * used, overwritten by a walk. Returns the place's index. */
+static __always_inline __u32 stacks_at_switch_out(void *ctx, struct task_rec *rec,
+                                                  const struct switch_out *so)
+{
+    __u32 i = rec->id.place ^ 1; /* the least recently used */
+    __u64 user, kernel;
+    struct place *p;
+    bool hit = false;
+
+    if (so->cacheable && !rec->uncached) {
+        if (fingerprint_equal(&so->fp, &rec->places[0].fp)) {
+            i = 0;
+            hit = true;
+        } else if (fingerprint_equal(&so->fp, &rec->places[1].fp)) {
+            i = 1;
+            hit = true;
+        }
+    }
+    p = &rec->places[i & 1];
+    if (hit) {
+        stat_add(OFFCPU_STAT_CACHE_HITS, 1);
+        if (bpf_get_prandom_u32() & ((1U << check_shift) - 1))
+            return i;
+        stat_add(OFFCPU_STAT_CACHE_CHECKS, 1);
+    }
+    user = p->user_hash;
+    kernel = p->kernel_hash;
+    walk_stacks(ctx, p, so->kthread);
+    /* a walk that failed (a page of the user stack not resident) proves
+     * nothing about the cache */
+    if (hit && p->user_hash != OFFCPU_STACK_MISSED && p->kernel_hash != OFFCPU_STACK_MISSED &&
+        (user != p->user_hash || kernel != p->kernel_hash)) {
+        stat_add(OFFCPU_STAT_CACHE_MISMATCH, 1);
+        rec->uncached = 1;
+    }
+    p->fp = so->fp;
+    p->fp.valid = so->cacheable;
+    return i;
+}
+
+static __always_inline void switch_out(void *ctx, struct task_rec *rec, const struct switch_out *so)
+{
+    /* a tid-keyed record may have belonged to an earlier task with this tid */
+    if (rec->start_time != so->start_time) {
+        rec->start_time = so->start_time;
+        rec->announced = 0;
+        rec->uncached = 0;
+        rec->places[0].fp.valid = 0;
+        rec->places[1].fp.valid = 0;
+    }
+    rec->id.state = so->state;
+    rec->id.kthread = so->kthread;
+    rec->id.cgroup_id = bpf_get_current_cgroup_id();
+    rec->id.uid = (__u32)bpf_get_current_uid_gid();
+    bpf_get_current_comm(rec->id.comm, sizeof(rec->id.comm));
+    rec->id.place = stacks_at_switch_out(ctx, rec, so);
     /* A short-lived process may be gone before the next drain: have its
      * mappings read now. Not at a preemption: it may still be in ld.so. */
-    if (!rec->announced && !rec->id.kthread && rec->id.state != OFFCPU_STATE_RUNNABLE) {
-        struct offcpu_announce a = {.tgid = BPF_CORE_READ(prev, tgid)};
+    if (!rec->announced && !so->kthread && so->state != OFFCPU_STATE_RUNNABLE) {
+        struct offcpu_announce a = {.tgid = so->tgid};
 
         rec->announced = 1;
         if (bpf_ringbuf_output(&announcements, &a, sizeof(a), 0) < 0)
@@ -249,19 +393,35 @@ static __always_inline __u64 store_stack(void *map, __u64 hash, const struct off
     return OFFCPU_STACK_MISSED;
 }
 
+static __always_inline __u64 store_kernel_stack(void *map, __u64 hash, const struct kernel_stack *k,
+                                                __u32 slot)
+{
+    struct offcpu_stack *s;
+
+    if (hash == OFFCPU_STACK_MISSED)
+        return hash;
+    s = bpf_map_lookup_elem(&scratch, &slot);
+    if (!s)
+        return OFFCPU_STACK_MISSED;
+    __builtin_memcpy(s, k, sizeof(*k));
+    return store_stack(map, hash, s);
+}
+
 /*
  * Add [ts, now) of a task to the current generation. wakeup: the task is
  * running again (one more blocking episode), rather than still blocked.
+ * stored_gen: the place's own (NULL for a copy), to store its stacks only
+ * once per generation.
  */
-static __always_inline void charge(const struct rec_ident *id, const struct offcpu_stack *ustack,
-                                   const struct offcpu_stack *kstack, struct task_struct *task,
-                                   __u64 ts, __u64 now, bool wakeup)
+static __always_inline void charge(const struct rec_ident *id, const struct place *p,
+                                   __u32 *stored_gen, __u32 tgid, __u32 tid, __u64 ts, __u64 now,
+                                   bool wakeup, __u32 slot)
 {
     struct offcpu_value *val, init = {};
     struct offcpu_key key = {};
     __u64 delta = now > ts ? now - ts : 0;
+    __u32 flips = gen, g = flips & 1;
     void *agg, *stk;
-    __u32 g = gen & 1;
 
     agg = bpf_map_lookup_elem(&aggs, &g);
     stk = bpf_map_lookup_elem(&stacks, &g);
@@ -269,13 +429,21 @@ static __always_inline void charge(const struct rec_ident *id, const struct offc
         return;
 
     key.cgroup_id = id->cgroup_id;
-    key.tgid = BPF_CORE_READ(task, tgid);
-    key.tid = BPF_CORE_READ(task, pid);
+    key.tgid = tgid;
+    key.tid = tid;
     key.state = id->state;
     key.kthread = id->kthread;
+    key.uid = id->uid;
     __builtin_memcpy(key.comm, id->comm, sizeof(key.comm));
-    key.kernel_stack = store_stack(stk, id->kernel_hash, kstack);
-    key.user_stack = store_stack(stk, id->user_hash, ustack);
+    if (stored_gen && *stored_gen == flips + 1) {
+        key.kernel_stack = p->kernel_hash;
+        key.user_stack = p->user_hash;
+    } else {
+        key.kernel_stack = store_kernel_stack(stk, p->kernel_hash, &p->kstack, slot);
+        key.user_stack = store_stack(stk, p->user_hash, &p->ustack);
+        if (stored_gen && key.kernel_stack == p->kernel_hash && key.user_stack == p->user_hash)
+            *stored_gen = flips + 1;
+    }
 
     val = bpf_map_lookup_elem(agg, &key);
     if (!val) {
@@ -297,8 +465,9 @@ static __always_inline void charge(const struct rec_ident *id, const struct offc
     }
 }
 
-static __always_inline void switch_in(struct task_rec *rec, struct task_struct *next)
+static __always_inline void switch_in(struct task_rec *rec, __u32 tgid, __u32 tid)
 {
+    struct place *p;
     __u64 ts;
 
     /* exchange, because the iterator below may move ts forward concurrently */
@@ -307,7 +476,14 @@ static __always_inline void switch_in(struct task_rec *rec, struct task_struct *
         stat_add(OFFCPU_STAT_NO_SWITCH_OUT, 1);
         return;
     }
-    charge(&rec->id, &rec->ustack, &rec->kstack, next, ts, bpf_ktime_get_ns(), true);
+    p = &rec->places[rec->id.place & 1];
+    charge(&rec->id, p, &p->stored_gen, tgid, tid, ts, bpf_ktime_get_ns(), true, SCRATCH_SWITCH);
+}
+
+/* Idle tasks (pid 0) are never off-CPU in any useful sense. */
+static __always_inline bool traced(__u32 pid, __u32 flags)
+{
+    return pid && (trace_kernel_threads || !(flags & PF_KTHREAD));
 }
 
 SEC("tp_btf/sched_switch")
@@ -316,29 +492,50 @@ int BPF_PROG(on_switch_btf, bool preempt, struct task_struct *prev, struct task_
 {
     struct task_rec *rec;
 
-    if (prev->pid) {
+    if (traced(prev->pid, prev->flags)) {
+        struct switch_out so = {
+            .start_time = prev->start_time,
+            .tgid = prev->tgid,
+            .state = state_of(preempt, prev_state),
+            .kthread = !!(prev->flags & PF_KTHREAD),
+        };
+
+        /* a preempted task's kernel stack depends on where it was
+         * preempted; a kernel thread has no user registers */
+        if (stack_cache && !preempt && !so.kthread) {
+            fingerprint_of(&so.fp, prev, so.state);
+            so.cacheable = true;
+        }
         rec = bpf_task_storage_get(&task_recs, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
         if (rec)
-            switch_out(ctx, rec, prev, preempt, prev_state);
+            switch_out(ctx, rec, &so);
         else
             stat_add(OFFCPU_STAT_STORAGE_FAIL, 1);
     }
     if (next->pid)
-        switch_in(bpf_task_storage_get(&task_recs, next, 0, 0), next);
+        switch_in(bpf_task_storage_get(&task_recs, next, 0, 0), next->tgid, next->pid);
     return 0;
 }
 
 /* Fallback where BTF-typed tracepoints are missing: no task storage, so
- * records are keyed by tid and a reused tid is told apart by start_time. */
+ * records are keyed by tid and a reused tid is told apart by start_time.
+ * No stack cache either: its fingerprint needs BTF-typed task pointers. */
 SEC("raw_tp/sched_switch")
 int BPF_PROG(on_switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next,
              unsigned int prev_state)
 {
-    __u32 zero = 0, tid;
+    __u32 zero = 0, tid, flags = BPF_CORE_READ(prev, flags);
     struct task_rec *rec;
 
     tid = BPF_CORE_READ(prev, pid);
-    if (tid) {
+    if (traced(tid, flags)) {
+        struct switch_out so = {
+            .start_time = BPF_CORE_READ(prev, start_time),
+            .tgid = BPF_CORE_READ(prev, tgid),
+            .state = state_of(preempt, prev_state),
+            .kthread = !!(flags & PF_KTHREAD),
+        };
+
         rec = bpf_map_lookup_elem(&tid_recs, &tid);
         if (!rec) {
             struct task_rec *z = bpf_map_lookup_elem(&zero_rec, &zero);
@@ -348,7 +545,7 @@ int BPF_PROG(on_switch_raw, bool preempt, struct task_struct *prev, struct task_
             rec = bpf_map_lookup_elem(&tid_recs, &tid);
         }
         if (rec)
-            switch_out(ctx, rec, prev, preempt, prev_state);
+            switch_out(ctx, rec, &so);
         else
             stat_add(OFFCPU_STAT_STORAGE_FAIL, 1);
     }
@@ -357,18 +554,18 @@ int BPF_PROG(on_switch_raw, bool preempt, struct task_struct *prev, struct task_
         rec = bpf_map_lookup_elem(&tid_recs, &tid);
         if (rec && rec->start_time != BPF_CORE_READ(next, start_time))
             rec = NULL;
-        switch_in(rec, next);
+        switch_in(rec, BPF_CORE_READ(next, tgid), tid);
     }
     return 0;
 }
 
-/* Stacks copied out of a record by the iterator, checked afterwards. */
+/* The place of a still-blocked task, copied out by the iterator. */
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-    __uint(max_entries, 2);
+    __uint(max_entries, 1);
     __type(key, __u32);
-    __type(value, struct offcpu_stack);
-} stack_copy SEC(".maps");
+    __type(value, struct place);
+} place_copy SEC(".maps");
 
 /*
  * Run by the daemon just before each flip: every task still off-CPU has the
@@ -376,7 +573,7 @@ struct {
  * switch-out time moved to now. A task blocked for minutes then shows in
  * every interval it was blocked in, not only in the one it wakes up in.
  *
- * The stacks are copied first and the time claimed with a compare-and-swap on
+ * The record is copied first and the time claimed with a compare-and-swap on
  * ts: if it still holds the value read before the copy, the task has not run
  * (a switch-in clears ts, and a new switch-out stores a later time), so the
  * copy is consistent and the interval is ours alone.
@@ -385,10 +582,10 @@ SEC("iter/task")
 int charge_blocked(struct bpf_iter__task *ctx)
 {
     struct task_struct *task = ctx->task;
-    struct offcpu_stack *us, *ks;
-    __u32 zero = 0, one = 1;
-    struct rec_ident id;
     struct task_rec *rec;
+    struct rec_ident id;
+    struct place *copy;
+    __u32 zero = 0;
     __u64 ts, now;
 
     if (!task || !task->pid)
@@ -399,16 +596,14 @@ int charge_blocked(struct bpf_iter__task *ctx)
     ts = rec->ts;
     if (!ts)
         return 0;
-    us = bpf_map_lookup_elem(&stack_copy, &zero);
-    ks = bpf_map_lookup_elem(&stack_copy, &one);
-    if (!us || !ks)
+    copy = bpf_map_lookup_elem(&place_copy, &zero);
+    if (!copy)
         return 0;
     bpf_probe_read_kernel(&id, sizeof(id), &rec->id);
-    bpf_probe_read_kernel(us, sizeof(*us), &rec->ustack);
-    bpf_probe_read_kernel(ks, sizeof(*ks), &rec->kstack);
+    bpf_probe_read_kernel(copy, sizeof(*copy), &rec->places[id.place & 1]);
     now = bpf_ktime_get_ns();
     if (__sync_val_compare_and_swap(&rec->ts, ts, now) != ts)
         return 0;
-    charge(&id, us, ks, task, ts, now, false);
+    charge(&id, copy, NULL, task->tgid, task->pid, ts, now, false, SCRATCH_ITER);
     return 0;
 }

@@ -34,6 +34,8 @@ struct offcpu_key {
     char comm[16];
     __u32 state;   /* enum offcpu_state */
     __u32 kthread; /* 1 for kernel threads: no user stack to miss */
+    __u32 uid;     /* real uid at switch-out: whose stacks these are */
+    __u32 pad;
 };
 
 struct offcpu_value {
@@ -67,6 +69,10 @@ enum offcpu_stat {
     OFFCPU_STAT_NO_SWITCH_OUT,   /* switch-in with no switch-out record (task seen first) */
     OFFCPU_STAT_STORAGE_FAIL,    /* no per-task storage could be had at switch-out */
     OFFCPU_STAT_ANNOUNCE_LOST,   /* a new process could not be announced: ring buffer full */
+    OFFCPU_STAT_WALKS,           /* switch-outs whose stacks were walked */
+    OFFCPU_STAT_CACHE_HITS,      /* ...whose stacks were reused: blocked at the same place */
+    OFFCPU_STAT_CACHE_CHECKS,    /* hits walked anyway, to check the cache */
+    OFFCPU_STAT_CACHE_MISMATCH,  /* ...where the walk found other stacks */
     OFFCPU_STAT__MAX,
 };
 

@@ -130,7 +130,7 @@ static const char *time_text(json_int_t ns, char *buf, size_t size)
     return buf;
 }
 
-enum kind { K_PLAIN, K_BYTES, K_NS, K_DURATION, K_TIME };
+enum kind { K_PLAIN, K_BYTES, K_NS, K_DURATION, K_TIME, K_BOOL, K_PERCENT };
 
 int render_status(FILE *f, const json_t *st)
 {
@@ -161,6 +161,9 @@ int render_status(FILE *f, const json_t *st)
         {"clients", "clients", K_PLAIN},
         {"requests", "requests", K_PLAIN},
         {"request_errors", "request errors", K_PLAIN},
+        {"stack_cache", "stack cache", K_BOOL},
+        {"stack_cache_hit_rate", "stack cache hits", K_PERCENT},
+        {"stack_cache_mismatch_rate", "stack cache mismatches", K_PERCENT},
     };
     const json_t *collector = json_object_get(st, "collector");
     const char *key;
@@ -183,6 +186,10 @@ int render_status(FILE *f, const json_t *st)
             duration_format((uint64_t)json_integer_value(v), buf, sizeof(buf));
         else if (rows[i].kind == K_TIME)
             time_text(json_integer_value(v), buf, sizeof(buf));
+        else if (rows[i].kind == K_BOOL)
+            text = json_is_true(v) ? "on" : "off";
+        else if (rows[i].kind == K_PERCENT)
+            snprintf(buf, sizeof(buf), "%.3f%%", 100.0 * json_number_value(v));
         else
             snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
         fprintf(f, "%-22s %s\n", rows[i].label, text);

@@ -2,7 +2,9 @@
 #include "api.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -39,10 +41,17 @@ struct param {
     bool required;
 };
 
+/* What a caller may read, from its credentials (SO_PEERCRED, SO_PEERGROUPS). */
+enum access {
+    ACCESS_NONE, /* introspection only */
+    ACCESS_OWN,  /* the stacks of processes running as its own uid */
+    ACCESS_ALL,
+};
+
 struct method {
     const char *name;
     const struct param *params; /* NULL-name terminated */
-    bool root_only;
+    enum access needs;
     json_t *(*call)(struct daemon *d, const struct peer *peer, json_t *params);
 };
 
@@ -118,9 +127,14 @@ static bool get_id(json_t *params, const char *name, int64_t *ret)
 static json_t *frames_json(const struct intern *in, uint32_t stack)
 {
     json_t *a = json_array();
+    const uint32_t *frames;
     uint32_t n;
-    const uint32_t *frames = intern_stack_get(in, stack, &n);
 
+    if (stack == QUERY_KERNEL_COLLAPSED) {
+        json_array_append_new(a, json_string("[kernel]"));
+        return a;
+    }
+    frames = intern_stack_get(in, stack, &n);
     for (uint32_t i = 0; i < n; i++)
         json_array_append_new(a, json_string(intern_string_get(in, frames[i])));
     return a;
@@ -231,9 +245,31 @@ static bool cgroup_known(struct daemon *d, const char *rel, const struct query_r
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+static enum access access_of(const struct daemon *d, const struct peer *p)
+{
+    if (p->uid == 0)
+        return ACCESS_ALL;
+    if (d->access_gid != (gid_t)-1 && peer_in_group(p, d->access_gid))
+        return d->cfg.group_access_all ? ACCESS_ALL : ACCESS_OWN;
+    return ACCESS_NONE;
+}
+
+/* Kernel frames go to non-root callers only where the kernel would let them
+ * profile the kernel themselves: perf_event_paranoid <= 1. */
+static bool kernel_frames_hidden(const struct peer *p)
+{
+    _cleanup_fclose_ FILE *f = NULL;
+    int level;
+
+    if (p->uid == 0)
+        return false;
+    f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+    return !f || fscanf(f, "%d", &level) != 1 || level > 1;
+}
+
 static json_t *method_dump(struct daemon *d, const struct peer *peer, json_t *params)
 {
-    struct query q = {0};
+    struct query q = {.uid = -1};
     struct query_result res;
     char cgroup[PATH_MAX];
     int64_t now = clock_ns(CLOCK_REALTIME);
@@ -245,6 +281,9 @@ static json_t *method_dump(struct daemon *d, const struct peer *peer, json_t *pa
         err = parse_filters(d, params, &q, cgroup, sizeof(cgroup));
     if (err)
         return err;
+    if (access_of(d, peer) == ACCESS_OWN)
+        q.uid = peer->uid;
+    q.collapse_kernel = kernel_frames_hidden(peer);
 
     /* a window reaching now includes the generation still being collected:
      * the last milliseconds before a query are what an incident is about */
@@ -256,6 +295,15 @@ static json_t *method_dump(struct daemon *d, const struct peer *peer, json_t *pa
     if (r < 0)
         return vl_error_new("io.offcpud.InvalidRequest",
                             json_pack("{s:s}", "reason", "out of memory running the query"));
+    if (res.withheld) {
+        log_notice("uid %u (pid %d) asked for pid %" PRId64 " tid %" PRId64
+                   " cgroup %s: %zu records of other users withheld",
+                   peer->uid, peer->pid, q.pid, q.tid, q.cgroup ?: "any", res.withheld);
+        if (!res.n) {
+            query_result_done(&res);
+            return vl_error_new("org.varlink.service.PermissionDenied", NULL);
+        }
+    }
     if (q.cgroup && !cgroup_known(d, q.cgroup, &res)) {
         query_result_done(&res);
         return vl_error_new(
@@ -288,14 +336,33 @@ static json_t *collector_json(struct daemon *d)
         [OFFCPU_STAT_NO_SWITCH_OUT] = "no_switch_out",
         [OFFCPU_STAT_STORAGE_FAIL] = "storage_fail",
         [OFFCPU_STAT_ANNOUNCE_LOST] = "announce_lost",
+        [OFFCPU_STAT_WALKS] = "stack_walks",
+        [OFFCPU_STAT_CACHE_HITS] = "stack_cache_hits",
+        [OFFCPU_STAT_CACHE_CHECKS] = "stack_cache_checks",
+        [OFFCPU_STAT_CACHE_MISMATCH] = "stack_cache_mismatches",
     };
-    uint64_t v[OFFCPU_STAT__MAX] = {0};
+    const uint64_t *v = d->stats.collector;
     json_t *o = json_object();
 
-    collector_read_stats(d->collector, v);
     for (int i = 0; i < OFFCPU_STAT__MAX; i++)
         json_object_set_new(o, names[i], json_integer((json_int_t)v[i]));
     return o;
+}
+
+static double ratio(uint64_t part, uint64_t whole)
+{
+    return whole ? (double)part / (double)whole : 0.0;
+}
+
+static json_t *stack_cache_json(struct daemon *d)
+{
+    const uint64_t *v = d->stats.collector;
+    uint64_t hits = v[OFFCPU_STAT_CACHE_HITS], checks = v[OFFCPU_STAT_CACHE_CHECKS];
+
+    return json_pack(
+        "{s:b, s:f, s:o}", "stack_cache", d->cfg.collector.stack_cache, "stack_cache_hit_rate",
+        ratio(hits, v[OFFCPU_STAT_SWITCHES]), "stack_cache_mismatch_rate",
+        checks ? json_real(ratio(v[OFFCPU_STAT_CACHE_MISMATCH], checks)) : json_null());
 }
 
 static json_t *method_status(struct daemon *d, const struct peer *peer, json_t *params)
@@ -305,6 +372,7 @@ static json_t *method_status(struct daemon *d, const struct peer *peer, json_t *
     json_t *o;
 
     symbolizer_get_stats(d->sym, &ss);
+    collector_read_stats(d->collector, d->stats.collector);
     o = json_pack("{s:s, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I}", "version", OFFCPUD_VERSION,
                   "pid", (json_int_t)getpid(), "uptime_ns",
                   (json_int_t)(clock_ns(CLOCK_MONOTONIC) - d->started_mono_ns), "attach",
@@ -328,6 +396,7 @@ static json_t *method_status(struct daemon *d, const struct peer *peer, json_t *
                      "clients", (json_int_t)server_clients(d->server), "requests",
                      (json_int_t)d->stats.requests, "request_errors",
                      (json_int_t)d->stats.request_errors, "collector", collector_json(d)));
+    json_object_update_new(o, stack_cache_json(d));
     return vl_reply_new(o, false);
 }
 
@@ -374,11 +443,11 @@ static const struct param no_params[] = {{NULL, 0, false}};
 static const struct param describe_params[] = {{"interface", P_STRING, true}, {NULL, 0, false}};
 
 static const struct method methods[] = {
-    {"org.varlink.service.GetInfo", no_params, false, method_get_info},
-    {"org.varlink.service.GetInterfaceDescription", describe_params, false,
+    {"org.varlink.service.GetInfo", no_params, ACCESS_NONE, method_get_info},
+    {"org.varlink.service.GetInterfaceDescription", describe_params, ACCESS_NONE,
      method_get_interface_description},
-    {"io.offcpud.Dump", dump_params, true, method_dump},
-    {"io.offcpud.Status", no_params, true, method_status},
+    {"io.offcpud.Dump", dump_params, ACCESS_OWN, method_dump},
+    {"io.offcpud.Status", no_params, ACCESS_OWN, method_status},
 };
 
 static json_t *not_found(const char *method)
@@ -413,8 +482,9 @@ json_t *api_call(struct daemon *d, const struct peer *peer, json_t *msg, bool *o
             m = &methods[i];
     if (!m)
         return not_found(json_string_value(method));
-    if (m->root_only && peer->uid != 0) {
-        log_notice("denied %s to uid %u (pid %d): root only", m->name, peer->uid, peer->pid);
+    if (access_of(d, peer) < m->needs) {
+        log_notice("denied %s to uid %u (pid %d): neither root nor in the socket group", m->name,
+                   peer->uid, peer->pid);
         return vl_error_new("org.varlink.service.PermissionDenied", NULL);
     }
     if (!json_is_object(params))

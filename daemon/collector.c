@@ -59,6 +59,9 @@ static int open_skeleton(const struct collector_options *o, enum collector_attac
     bpf_map__set_max_entries(skel->maps.agg1, o->agg_entries);
     bpf_map__set_max_entries(skel->maps.stacks0, o->stack_entries);
     bpf_map__set_max_entries(skel->maps.stacks1, o->stack_entries);
+    skel->rodata->stack_cache = o->stack_cache;
+    skel->rodata->check_shift = o->cache_check_shift;
+    skel->rodata->trace_kernel_threads = o->trace_kernel_threads;
     if (attach == COLLECTOR_ATTACH_TP_BTF) {
         bpf_program__set_autoload(skel->progs.on_switch_raw, false);
     } else {
@@ -256,16 +259,16 @@ int collector_flip_and_drain(struct collector *c, struct drained **ret)
     n = charge_blocked(c);
     if (n < 0)
         log_warning("charging tasks still blocked: %s", strerror(-n));
-    c->gen = old ^ 1;
+    c->gen = old + 1;
     c->skel->bss->gen = c->gen;
     now = realtime_ns();
     wait_for_writers(c);
 
-    n = drain_map(bpf_map__fd(old ? c->skel->maps.agg1 : c->skel->maps.agg0), c->d.keys,
+    n = drain_map(bpf_map__fd(old & 1 ? c->skel->maps.agg1 : c->skel->maps.agg0), c->d.keys,
                   sizeof(*c->d.keys), c->d.values, sizeof(*c->d.values), c->agg_cap);
     if (n < 0)
         return log_error_errno(n, "draining aggregates of generation %u: %s", old, strerror(-n));
-    m = drain_map(bpf_map__fd(old ? c->skel->maps.stacks1 : c->skel->maps.stacks0),
+    m = drain_map(bpf_map__fd(old & 1 ? c->skel->maps.stacks1 : c->skel->maps.stacks0),
                   c->d.stack_hashes, sizeof(*c->d.stack_hashes), c->d.stacks, sizeof(*c->d.stacks),
                   c->stack_cap);
     if (m < 0)

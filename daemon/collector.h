@@ -7,6 +7,7 @@
 #ifndef COLLECTOR_H
 #define COLLECTOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/types.h>
@@ -20,9 +21,12 @@ enum collector_attach {
 
 struct collector_options {
     enum collector_attach attach;
-    uint32_t agg_entries;   /* aggregate entries per generation */
-    uint32_t stack_entries; /* distinct stacks per generation */
-    uint32_t task_entries;  /* raw_tp only: tasks with a pending switch-out */
+    uint32_t agg_entries;       /* aggregate entries per generation */
+    uint32_t stack_entries;     /* distinct stacks per generation */
+    uint32_t task_entries;      /* raw_tp only: tasks with a pending switch-out */
+    bool stack_cache;           /* reuse stacks when a task blocks at the same place again */
+    uint32_t cache_check_shift; /* walk one cache hit in 2^shift all the same */
+    bool trace_kernel_threads;
 };
 
 struct drained_slot {

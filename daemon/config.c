@@ -23,12 +23,15 @@ void config_defaults(struct config *c)
     c->interval_ns = 1 * NSEC_PER_SEC;
     c->retention_ns = 15 * 60 * NSEC_PER_SEC;
     c->memory_limit = 256ULL << 20;
-    c->collector = (struct collector_options){
-        .attach = COLLECTOR_ATTACH_AUTO,
-        .agg_entries = 65536,
-        .stack_entries = 16384,
-        .task_entries = 32768,
-    };
+    /* field by field: the reload compares these bytes, padding included */
+    c->collector.attach = COLLECTOR_ATTACH_AUTO;
+    c->collector.agg_entries = 65536;
+    c->collector.stack_entries = 16384;
+    c->collector.task_entries = 32768;
+    c->collector.stack_cache = true;
+    c->collector.cache_check_shift = 6;
+    c->collector.trace_kernel_threads = true;
+    snprintf(c->socket_group, sizeof(c->socket_group), "offcpu");
     c->max_clients = 128;
     c->request_limit = 64 * 1024;
     c->output_limit = 256ULL << 20;
@@ -72,6 +75,17 @@ static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *ret)
     if (errno || *end || v < min || v > max)
         return -EINVAL;
     *ret = v;
+    return 0;
+}
+
+static int parse_bool(const char *s, bool *ret)
+{
+    if (strcmp(s, "yes") == 0 || strcmp(s, "true") == 0 || strcmp(s, "1") == 0)
+        *ret = true;
+    else if (strcmp(s, "no") == 0 || strcmp(s, "false") == 0 || strcmp(s, "0") == 0)
+        *ret = false;
+    else
+        return -EINVAL;
     return 0;
 }
 
@@ -128,6 +142,39 @@ int config_set(struct config *c, const char *key, const char *value, const char 
     } else if (strcmp(key, "stack-entries") == 0) {
         if (parse_u32(value, 1024, 1U << 22, &c->collector.stack_entries) < 0) {
             *why = "must be a number from 1024 to 4194304";
+            return -EINVAL;
+        }
+    } else if (strcmp(key, "stack-cache") == 0) {
+        if (parse_bool(value, &c->collector.stack_cache) < 0) {
+            *why = "must be yes or no";
+            return -EINVAL;
+        }
+    } else if (strcmp(key, "stack-cache-check") == 0) {
+        uint32_t n;
+
+        if (parse_u32(value, 1, 1U << 16, &n) < 0 || (n & (n - 1))) {
+            *why = "must be a power of two from 1 to 65536 (one cache hit in N is checked)";
+            return -EINVAL;
+        }
+        c->collector.cache_check_shift = __builtin_ctz(n);
+    } else if (strcmp(key, "trace-kernel-threads") == 0) {
+        if (parse_bool(value, &c->collector.trace_kernel_threads) < 0) {
+            *why = "must be yes or no";
+            return -EINVAL;
+        }
+    } else if (strcmp(key, "socket-group") == 0) {
+        if (!*value || strlen(value) >= sizeof(c->socket_group)) {
+            *why = "must be a group name";
+            return -EINVAL;
+        }
+        snprintf(c->socket_group, sizeof(c->socket_group), "%s", value);
+    } else if (strcmp(key, "group-access") == 0) {
+        if (strcmp(value, "own") == 0)
+            c->group_access_all = false;
+        else if (strcmp(value, "all") == 0)
+            c->group_access_all = true;
+        else {
+            *why = "must be own or all";
             return -EINVAL;
         }
     } else if (strcmp(key, "max-clients") == 0) {

@@ -21,6 +21,7 @@ struct daemon_stats {
     uint64_t requests;
     uint64_t request_errors;
     struct snapshot_stats snap;
+    uint64_t collector[OFFCPU_STAT__MAX]; /* as last read for Status */
 };
 
 struct daemon {
@@ -36,6 +37,7 @@ struct daemon {
     int64_t started_mono_ns;
     int64_t last_drain_mono_ns; /* start of the last successful drain: its flip */
     struct daemon_stats stats;
+    gid_t access_gid; /* of cfg.socket_group; (gid_t)-1 when there is no such group */
 };
 
 /* Flip, drain, name and keep one generation. */

@@ -2,6 +2,7 @@
 /* offcpud: keeps off-CPU stacks of every task, answers queries on a socket. */
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -75,6 +76,10 @@ static void usage(FILE *f)
             "      --attach MODE          auto, tp_btf or raw_tp (default auto)\n"
             "      --state-directory DIR  keep the ring here across restarts\n"
             "                             (default $STATE_DIRECTORY or /var/lib/offcpud)\n"
+            "      --stack-cache yes|no   reuse stacks of a thread blocking at the same\n"
+            "                             place again (default yes)\n"
+            "      --socket-group NAME    whose members may connect and read (default offcpu)\n"
+            "      --group-access own|all what the socket's group may see (default own)\n"
             "  -h, --help                 show this help\n"
             "  -V, --version              show the version\n",
             DEFAULT_SOCKET_PATH);
@@ -88,6 +93,9 @@ static const struct option long_options[] = {
     {"memory-limit", required_argument, NULL, 'm'},
     {"attach", required_argument, NULL, 'a'},
     {"state-directory", required_argument, NULL, 'd'},
+    {"stack-cache", required_argument, NULL, 0x100},
+    {"group-access", required_argument, NULL, 0x101},
+    {"socket-group", required_argument, NULL, 0x102},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -231,6 +239,16 @@ static void on_announcements(struct event_source *src, uint32_t events)
     collector_take_announcements(l->d->collector);
 }
 
+/* The group whose members may read (group-access); none if it does not exist. */
+static void resolve_access_group(struct daemon *d)
+{
+    struct group *g = getgrnam(d->cfg.socket_group);
+
+    d->access_gid = g ? g->gr_gid : (gid_t)-1;
+    if (!g)
+        log_notice("no group '%s': only root may read", d->cfg.socket_group);
+}
+
 /* SIGHUP: the file (and the command line over it) again. What can change
  * live does; what cannot waits for a restart, and says so. A bad file
  * changes nothing. Collected data is untouched either way. */
@@ -247,12 +265,15 @@ static void reload(struct loop *l)
     if (strcmp(fresh.socket_path, d->cfg.socket_path) != 0 ||
         strcmp(fresh.state_dir, d->cfg.state_dir) != 0 ||
         memcmp(&fresh.collector, &d->cfg.collector, sizeof(fresh.collector)) != 0)
-        log_notice("reload: socket, state-directory, attach and map sizes change at the next "
-                   "restart only");
+        log_notice("reload: socket, state-directory and collector settings change at the "
+                   "next restart only");
     d->cfg.interval_ns = fresh.interval_ns;
     d->cfg.retention_ns = fresh.retention_ns;
     d->cfg.memory_limit = fresh.memory_limit;
     d->cfg.max_clients = fresh.max_clients;
+    d->cfg.group_access_all = fresh.group_access_all;
+    memcpy(d->cfg.socket_group, fresh.socket_group, sizeof(d->cfg.socket_group));
+    resolve_access_group(d);
     d->ring.retention_ns = fresh.retention_ns;
     d->ring.memory_limit = fresh.memory_limit;
     ring_expire(&d->ring, clock_ns(CLOCK_REALTIME));
@@ -406,6 +427,7 @@ static int start(struct daemon *d)
     d->last_drain_mono_ns = d->started_mono_ns;
     ring_init(&d->ring, d->cfg.retention_ns, d->cfg.memory_limit);
     restore_ring(d);
+    resolve_access_group(d);
     r = symbolizer_new(&d->sym);
     if (r < 0)
         return log_error_errno(r, "setting up the symbolizer: %s", strerror(-r));

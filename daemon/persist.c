@@ -6,6 +6,8 @@
  *   strings  u32 id, u32 len, bytes            (ids as in the running daemon)
  *   stacks   u32 id, u32 n, u32 string ids[n]  (root first)
  *   snaps    i64 start, i64 end, u32 n, struct disk_record[n]
+ *            (version 1 had no uid: its records are read as of an unknown
+ *            user, which only root sees)
  *   trailer  u64 FNV-1a of everything before it
  */
 #include "persist.h"
@@ -24,7 +26,7 @@
 #include "macro.h"
 
 #define MAGIC           "OFFCPUDR"
-#define VERSION         1u
+#define VERSION         2u
 #define BYTE_ORDER_MARK 0x01020304u
 
 struct header {
@@ -37,6 +39,7 @@ struct disk_record {
     uint64_t total_ns, count;
     uint32_t tgid, tid, comm, cgroup, ustack, kstack;
     uint32_t state;
+    uint32_t uid; /* version 2; padding in version 1 */
 };
 
 /* ---- writing ---- */
@@ -111,7 +114,8 @@ int ring_save(const struct ring *r, const char *path)
             const struct record *rec = &s->records[j];
             struct disk_record d = {rec->total_ns, rec->count,  rec->tgid,
                                     rec->tid,      rec->comm,   rec->cgroup,
-                                    rec->ustack,   rec->kstack, (uint32_t)rec->state};
+                                    rec->ustack,   rec->kstack, (uint32_t)rec->state,
+                                    rec->uid};
 
             put(&w, &d, sizeof(d));
         }
@@ -132,6 +136,7 @@ int ring_save(const struct ring *r, const char *path)
 
 struct reader {
     const unsigned char *p, *end;
+    uint32_t version;
 };
 
 static bool take(struct reader *rd, void *out, size_t len)
@@ -236,6 +241,7 @@ static int read_record(struct reader *rd, struct intern *in, const struct id_map
                            .count = d.count,
                            .tgid = d.tgid,
                            .tid = d.tid,
+                           .uid = rd->version >= 2 ? d.uid : UID_UNKNOWN,
                            .state = (char)d.state};
     rec->comm = map_get(strings, d.comm);
     rec->cgroup = map_get(strings, d.cgroup);
@@ -332,10 +338,12 @@ int ring_load(struct ring *r, const char *path, size_t max_bytes)
     if (ret < 0)
         return ret;
     memcpy(&want, buf + len - 8, 8);
-    rd = (struct reader){buf, buf + len - 8};
+    rd = (struct reader){buf, buf + len - 8, 0};
     if (fnv1a(FNV1A_INIT, buf, len - 8) != want || !take(&rd, &h, sizeof(h)) ||
-        memcmp(h.magic, MAGIC, 8) != 0 || h.version != VERSION || h.bom != BYTE_ORDER_MARK)
+        memcmp(h.magic, MAGIC, 8) != 0 || h.version < 1 || h.version > VERSION ||
+        h.bom != BYTE_ORDER_MARK)
         return -EBADMSG;
+    rd.version = h.version;
     ret = read_strings(&rd, h.nstrings, &r->intern, &strings);
     if (ret == 0)
         ret = read_stacks(&rd, h.nstacks, &r->intern, &strings, &stacks);

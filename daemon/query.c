@@ -31,12 +31,14 @@ static bool record_matches(const struct ring *r, const struct query *q, const st
     return true;
 }
 
-static void row_from_record(struct query_row *row, const struct record *rec, unsigned group_by)
+static void row_from_record(struct query_row *row, const struct record *rec, const struct query *q)
 {
+    unsigned group_by = q->group_by;
+
     *row = (struct query_row){
         .comm = rec->comm,
         .ustack = rec->ustack,
-        .kstack = rec->kstack,
+        .kstack = q->collapse_kernel && rec->kstack ? QUERY_KERNEL_COLLAPSED : rec->kstack,
         .cgroup = group_by & QUERY_GROUP_CGROUP ? rec->cgroup : 0,
         .pid = group_by & QUERY_GROUP_PID ? rec->tgid : 0,
         .tid = group_by & QUERY_GROUP_TID ? rec->tid : 0,
@@ -91,9 +93,13 @@ static int collect(const struct ring *r, const struct query *q, struct query_res
         for (uint32_t i = 0; i < snap->n; i++) {
             if (!record_matches(r, q, &snap->records[i]))
                 continue;
+            if (q->uid >= 0 && snap->records[i].uid != q->uid) {
+                res->withheld++;
+                continue;
+            }
             if (array_reserve(&res->rows, &cap, res->n + 1, sizeof(*res->rows), 1024) < 0)
                 return -ENOMEM;
-            row_from_record(&res->rows[res->n++], &snap->records[i], q->group_by);
+            row_from_record(&res->rows[res->n++], &snap->records[i], q);
         }
     }
     return 0;

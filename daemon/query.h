@@ -25,7 +25,12 @@ struct query {
     char state; /* 0: any */
     uint64_t min_total_ns;
     unsigned group_by;
+    int64_t uid;          /* < 0: any; else only records of this uid, the others withheld */
+    bool collapse_kernel; /* every kernel stack reads as QUERY_KERNEL_COLLAPSED */
 };
+
+/* Stack id of a kernel stack shown as one "[kernel]" frame. */
+#define QUERY_KERNEL_COLLAPSED UINT32_MAX
 
 struct query_row {
     uint32_t comm, ustack, kstack, cgroup; /* interned ids */
@@ -39,6 +44,7 @@ struct query_result {
     struct query_row *rows; /* largest total first */
     size_t n;
     size_t snapshots;
+    size_t withheld;          /* records that matched but belong to other users */
     int64_t start_ns, end_ns; /* what the chosen snapshots cover */
 };
 

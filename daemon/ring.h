@@ -21,8 +21,11 @@ struct record {
     uint32_t cgroup; /* string id of the cgroup path, 0 when unknown */
     uint32_t ustack; /* stack id, root first; 0 for kernel threads */
     uint32_t kstack; /* stack id, root first */
+    uint32_t uid;    /* whose process; UID_UNKNOWN if not known */
     char state;      /* enum offcpu_state */
 };
+
+#define UID_UNKNOWN UINT32_MAX
 
 struct snapshot {
     int64_t start_ns; /* CLOCK_REALTIME: [start_ns, end_ns) */

@@ -153,6 +153,7 @@ static void fill_identity(struct builder *b, struct cgroups *cg)
         comm[sizeof(k->comm)] = '\0';
         rec->tgid = k->tgid;
         rec->tid = k->tid;
+        rec->uid = k->uid;
         rec->state = (char)k->state;
         rec->total_ns = b->d->values[i].total_ns;
         rec->count = b->d->values[i].count;

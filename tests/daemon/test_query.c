@@ -36,6 +36,7 @@ static struct snapshot *make_snapshot(struct intern *in, int64_t t)
                                     .cgroup = intern_string(in, "/job"),
                                     .ustack = stack_of(in, "main", "sleepy"),
                                     .kstack = stack_of(in, "do_nanosleep", "schedule"),
+                                    .uid = 1000,
                                     .state = 'S'};
     s->records[1] = s->records[0];
     s->records[1].tid = 11;
@@ -51,6 +52,7 @@ static struct snapshot *make_snapshot(struct intern *in, int64_t t)
                                     .cgroup = intern_string(in, "/job/child"),
                                     .ustack = stack_of(in, "main", "reader"),
                                     .kstack = stack_of(in, "pipe_read", "schedule"),
+                                    .uid = 0,
                                     .state = 'D'};
     return s;
 }
@@ -66,7 +68,7 @@ static uint64_t total(const struct query_result *res)
 
 static struct query any(int64_t start, int64_t end)
 {
-    return (struct query){.start_ns = start, .end_ns = end, .pid = -1, .tid = -1};
+    return (struct query){.start_ns = start, .end_ns = end, .pid = -1, .tid = -1, .uid = -1};
 }
 
 int main(void)
@@ -122,6 +124,24 @@ int main(void)
     q.group_by = QUERY_GROUP_TID;
     query_run(&r, &q, &res);
     CHECK(res.n == 2 && res.rows[0].tid != res.rows[1].tid, "pid filter, grouped by tid");
+    query_result_done(&res);
+
+    /* a caller who may see only its own uid: the rest is withheld, counted */
+    q = any(INT64_MIN, INT64_MAX);
+    q.uid = 1000;
+    query_run(&r, &q, &res);
+    CHECK(res.n == 1 && res.rows[0].total_ns == 2000000000ULL && res.withheld == 10,
+          "uid filter: %zu rows, %zu withheld", res.n, res.withheld);
+    query_result_done(&res);
+
+    /* collapsed kernel stacks merge what differed only in the kernel */
+    q = any(INT64_MIN, INT64_MAX);
+    q.collapse_kernel = true;
+    q.group_by = QUERY_GROUP_PID;
+    query_run(&r, &q, &res);
+    CHECK(res.n == 2 && res.rows[0].kstack == QUERY_KERNEL_COLLAPSED &&
+              res.rows[1].kstack == QUERY_KERNEL_COLLAPSED,
+          "kernel stacks collapsed");
     query_result_done(&res);
 
     q = any(INT64_MIN, INT64_MAX);

@@ -1,0 +1,76 @@
+"""The stack cache: the same answers as walking every time, on the same events.
+
+Two daemons watch the same workload at once, one reusing the stacks of threads that
+block at a known place (the default), one walking every switch (stack-cache = no).
+Each sees every context switch, so their dumps must name the same stacks with the
+same counts, and times that differ only by when each program read the clock.
+"""
+import json
+
+from conftest import run_workload
+
+
+def dump_by_stack(d, pid):
+    reply = d.dump_json("--pid", str(pid), "--since", "120s")
+    return {(tuple(s["user"]), tuple(s["kernel"])): s for s in reply["stacks"]}
+
+
+def collector(d):
+    return json.loads(d.ctl("--json", "status").stdout)
+
+
+def test_cached_stacks_equal_walked_stacks(start_daemon):
+    cached = start_daemon("--interval", "200ms")
+    walked = start_daemon("--interval", "200ms", "--stack-cache", "no")
+    before = collector(cached)["collector"]
+    truth = run_workload("sleep_and_pipe")
+    a = dump_by_stack(cached, truth["pid"])
+    b = dump_by_stack(walked, truth["pid"])
+
+    assert set(a) == set(b), (
+        f"only with the cache: {sorted(set(a) - set(b))}\n"
+        f"only walking: {sorted(set(b) - set(a))}")
+    for stack, row in a.items():
+        other = b[stack]
+        assert row["count"] == other["count"], (stack, row, other)
+        # the two programs read the clock a few microseconds apart, per episode
+        assert abs(row["total_ns"] - other["total_ns"]) <= 50_000 * row["count"] + 1_000_000, \
+            (stack, row, other)
+
+    # and the cache was used: 100 sleeps and 100 pipe reads at one place each
+    st = collector(cached)
+    hits = st["collector"]["stack_cache_hits"] - before["stack_cache_hits"]
+    assert hits >= 150, st["collector"]
+    assert st["stack_cache"] is True and st["stack_cache_hit_rate"] > 0
+    off = collector(walked)
+    assert off["stack_cache"] is False and off["collector"]["stack_cache_hits"] == 0
+
+
+def test_cache_checks_counted(start_daemon, tmp_path):
+    """stack-cache-check = 1 walks every hit all the same: the counters show it."""
+    conf = tmp_path / "offcpud.conf"
+    conf.write_text("stack-cache-check = 1\n")
+    d = start_daemon("--interval", "200ms", "--config", str(conf))
+    truth = run_workload("sleep_and_pipe", "--sleeps", "50", "--writes", "50")
+    st = collector(d)["collector"]
+    # every hit is walked: checks equal hits
+    assert st["stack_cache_hits"] > 0 and st["stack_cache_checks"] == st["stack_cache_hits"], st
+    rows = dump_by_stack(d, truth["pid"])
+    assert any("block_in_nanosleep_100x10ms" in u for u, _ in rows), rows.keys()
+
+
+def test_kernel_threads_left_out(start_daemon, tmp_path):
+    conf = tmp_path / "offcpud.conf"
+    conf.write_text("trace-kernel-threads = no\n")
+    with_kthreads = start_daemon("--interval", "200ms")
+    without = start_daemon("--interval", "200ms", "--config", str(conf))
+    run_workload("sleep_and_pipe", "--sleeps", "30", "--writes", "30")
+
+    def kthread_rows(d):
+        reply = d.dump_json("--since", "60s", "--group-by", "pid")
+        # kernel threads have no user stack and live in the root cgroup
+        return [s for s in reply["stacks"] if not s["user"] and s["comm"].startswith(
+            ("kworker", "rcu_", "ksoftirqd", "migration", "kcompactd", "khugepaged"))]
+
+    assert kthread_rows(with_kthreads), "no kernel thread seen by the default daemon"
+    assert not kthread_rows(without), kthread_rows(without)[:3]
