@@ -15,11 +15,17 @@
 struct daemon;
 struct server;
 
+#define PEER_GROUPS_MAX 64
+
 struct peer {
     pid_t pid;
     uid_t uid;
     gid_t gid;
+    gid_t groups[PEER_GROUPS_MAX]; /* supplementary groups, from SO_PEERGROUPS */
+    int ngroups;                   /* -1 when the peer has more than fit */
 };
+
+bool peer_in_group(const struct peer *p, gid_t gid);
 
 int server_new(struct daemon *d, struct server **ret);
 struct server *server_free(struct server *s);

@@ -1,14 +1,17 @@
-"""Root only, for now: the socket is 0600, and a caller that gets in anyway is refused."""
+"""Who may read what: root everything; members of the socket's group the stacks of
+their own processes (or all, where configured); anyone else nothing."""
+import json
 import os
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
-from conftest import OFFCPUCTL, Daemon
+from conftest import OFFCPUCTL, WORKLOADS, Daemon
 
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
@@ -45,3 +48,147 @@ def test_unprivileged_caller_refused(reachable_daemon):
         assert "permission denied by offcpud" in res.stderr, res.stderr
     assert "denied io.offcpud.Status to uid 65534" in reachable_daemon.read_log()
     assert "denied io.offcpud.Dump to uid 65534" in reachable_daemon.read_log()
+
+
+# ---- the socket's group: members read the stacks of their own processes ----
+
+GROUP = "offcpu-test"
+MEMBER, OTHER, OUTSIDER = "offcpu-test-a", "offcpu-test-b", "offcpu-test-c"
+
+
+@pytest.fixture(scope="module")
+def users():
+    """Real unprivileged users: two members of GROUP (as a supplementary group, which
+    SO_PEERGROUPS must report), one outsider. Removed afterwards."""
+    subprocess.run(["groupadd", GROUP], check=True)
+    made = []
+    try:
+        for name in (MEMBER, OTHER, OUTSIDER):
+            subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin",
+                            "--user-group", name], check=True)
+            made.append(name)
+        for name in (MEMBER, OTHER):
+            subprocess.run(["usermod", "-aG", GROUP, name], check=True)
+        yield
+    finally:
+        for name in made:
+            subprocess.run(["userdel", name], check=False)
+        subprocess.run(["groupdel", GROUP], check=False)
+
+
+def as_user(name, *command, **kwargs):
+    return subprocess.run(["setpriv", f"--reuid={name}", f"--regid={name}", "--init-groups",
+                           *map(str, command)], capture_output=True, text=True, timeout=60,
+                          **kwargs)
+
+
+def workloads_as(*names):
+    """One sleep_and_pipe per user, run at once; their pids."""
+    procs = [subprocess.Popen(["setpriv", f"--reuid={n}", f"--regid={n}", "--init-groups",
+                               str(WORKLOADS / "sleep_and_pipe"), "--sleeps", "30",
+                               "--writes", "30"], stdout=subprocess.PIPE, text=True)
+             for n in names]
+    pids = []
+    for p in procs:
+        out, _ = p.communicate(timeout=60)
+        assert p.returncode == 0
+        pids.append(json.loads(out.strip().splitlines()[-1])["pid"])
+    return pids
+
+
+@pytest.fixture
+def group_daemon(users, tmp_path_factory):
+    made = []
+
+    def start(*args):
+        home = Path(tempfile.mkdtemp(prefix="offcpud-group-", dir="/tmp"))
+        home.chmod(0o755)
+        d = Daemon(home, "--interval", "200ms", "--socket-group", GROUP, *args)
+        # open to all, so that the daemon's own check is what stops the outsider
+        os.chmod(d.sock, 0o666)
+        made.append((d, home))
+        return d
+
+    yield start
+    for d, home in made:
+        d.stop()
+        shutil.rmtree(home)
+
+
+def dump_as(d, name, *args):
+    res = as_user(name, OFFCPUCTL, "--socket", d.sock, "dump", "--format", "json",
+                  "--since", "60s", *args)
+    return res, (json.loads(res.stdout) if res.returncode == 0 else None)
+
+
+@pytest.fixture
+def paranoid():
+    path = Path("/proc/sys/kernel/perf_event_paranoid")
+    saved = path.read_text()
+    yield path
+    path.write_text(saved)
+
+
+def test_member_sees_own_processes_only(group_daemon, paranoid):
+    paranoid.write_text("2\n")
+    d = group_daemon()
+    mine, theirs = workloads_as(MEMBER, OTHER)
+
+    res, reply = dump_as(d, MEMBER, "--pid", mine)
+    assert res.returncode == 0, res.stderr
+    users_frames = [f for s in reply["stacks"] for f in s["user"]]
+    assert "block_in_nanosleep_100x10ms" in users_frames, reply
+    # kernel.perf_event_paranoid = 2: no kernel profiling for users, one [kernel] frame
+    assert all(s["kernel"] == ["[kernel]"] for s in reply["stacks"]), reply["stacks"][:3]
+
+    res, _ = dump_as(d, MEMBER, "--pid", theirs)
+    assert res.returncode == 1 and "permission denied by offcpud" in res.stderr, res
+    assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+    uid = int(subprocess.run(["id", "-u", MEMBER], capture_output=True, text=True).stdout)
+    assert f"uid {uid} (pid" in d.read_log() and "withheld" in d.read_log()
+
+    res, reply = dump_as(d, MEMBER, "--group-by", "pid")
+    pids = {s["pid"] for s in reply["stacks"]}
+    assert mine in pids and theirs not in pids and 1 not in pids, pids
+
+    # root sees both, kernel frames and all
+    reply = d.dump_json("--pid", str(theirs), "--since", "60s")
+    assert reply["stacks"] and all(s["kernel"] != ["[kernel]"] for s in reply["stacks"])
+
+
+def test_kernel_frames_where_paranoid_allows(group_daemon, paranoid):
+    paranoid.write_text("1\n")
+    d = group_daemon()
+    mine, = workloads_as(MEMBER)
+    res, reply = dump_as(d, MEMBER, "--pid", mine)
+    assert res.returncode == 0, res.stderr
+    kernel = [f for s in reply["stacks"] for f in s["kernel"]]
+    assert "do_nanosleep" in kernel and "[kernel]" not in kernel, reply["stacks"][:3]
+
+
+def test_outsider_refused(group_daemon):
+    d = group_daemon()
+    for command in (["status"], ["dump", "--pid", "1"]):
+        res = as_user(OUTSIDER, OFFCPUCTL, "--socket", d.sock, *command)
+        assert res.returncode == 1 and "permission denied by offcpud" in res.stderr, res
+    uid = int(subprocess.run(["id", "-u", OUTSIDER], capture_output=True, text=True).stdout)
+    assert f"denied io.offcpud.Dump to uid {uid}" in d.read_log()
+    # introspection stays open to whoever can connect
+    getinfo = ("import json, socket, sys; s = socket.socket(socket.AF_UNIX); "
+               "s.connect(sys.argv[1]); s.sendall(b'{\"method\":\"org.varlink.service.GetInfo\"}\\0'); "
+               "print(json.loads(s.recv(65536).rstrip(b'\\0'))['parameters']['product'])")
+    res = as_user(OUTSIDER, sys.executable, "-c", getinfo, d.sock)
+    assert res.returncode == 0 and res.stdout.strip() == "offcpud", res
+
+
+def test_group_access_all(group_daemon, tmp_path):
+    conf = tmp_path / "offcpud.conf"
+    conf.write_text("group-access = all\n")
+    conf.chmod(0o644)
+    d = group_daemon("--config", str(conf))
+    theirs, = workloads_as(OTHER)
+    res, reply = dump_as(d, MEMBER, "--pid", theirs)
+    assert res.returncode == 0, res.stderr
+    assert any("block_in_nanosleep_100x10ms" in s["user"] for s in reply["stacks"]), reply
+    st = as_user(MEMBER, OFFCPUCTL, "--socket", d.sock, "status")
+    assert st.returncode == 0, st.stderr
