@@ -38,6 +38,7 @@ volatile __u32 gen;
 const volatile bool stack_cache = true; /* reuse stacks when a task blocks at a known place */
 const volatile __u32 check_shift = 6;   /* ...and walk anyway one hit in 2^check_shift */
 const volatile bool trace_kernel_threads = true;
+const volatile __u32 ntrace_cgroups = 0; /* 0: every cgroup; else those in trace_cgroups */
 
 /* What a blocking episode is charged to, fixed at switch-out. */
 struct rec_ident {
@@ -169,6 +170,13 @@ struct {
     __type(key, __u32);
     __type(value, struct offcpu_stats);
 } stats SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+    __uint(max_entries, OFFCPU_TRACE_CGROUPS_MAX);
+    __type(key, __u32);
+    __type(value, __u32);
+} trace_cgroups SEC(".maps");
 
 struct {
     __uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -473,17 +481,31 @@ static __always_inline void switch_in(struct task_rec *rec, __u32 tgid, __u32 ti
     /* exchange, because the iterator below may move ts forward concurrently */
     ts = rec ? __sync_lock_test_and_set(&rec->ts, 0) : 0;
     if (!ts) {
-        stat_add(OFFCPU_STAT_NO_SWITCH_OUT, 1);
+        /* where only some tasks are traced, the others have no record */
+        if (rec || (trace_kernel_threads && !ntrace_cgroups))
+            stat_add(OFFCPU_STAT_NO_SWITCH_OUT, 1);
         return;
     }
     p = &rec->places[rec->id.place & 1];
     charge(&rec->id, p, &p->stored_gen, tgid, tid, ts, bpf_ktime_get_ns(), true, SCRATCH_SWITCH);
 }
 
+/* Of the current task, which at switch-out is prev. */
+static __always_inline bool in_traced_cgroup(void)
+{
+    for (__u32 i = 0; i < OFFCPU_TRACE_CGROUPS_MAX; i++) {
+        if (i >= ntrace_cgroups)
+            break;
+        if (bpf_current_task_under_cgroup(&trace_cgroups, i) == 1)
+            return true;
+    }
+    return !ntrace_cgroups;
+}
+
 /* Idle tasks (pid 0) are never off-CPU in any useful sense. */
 static __always_inline bool traced(__u32 pid, __u32 flags)
 {
-    return pid && (trace_kernel_threads || !(flags & PF_KTHREAD));
+    return pid && (trace_kernel_threads || !(flags & PF_KTHREAD)) && in_traced_cgroup();
 }
 
 SEC("tp_btf/sched_switch")

@@ -3,6 +3,9 @@
 #ifndef OFFCPU_H
 #define OFFCPU_H
 
+/* Cgroups (with their subtrees) that trace-cgroups may name. */
+#define OFFCPU_TRACE_CGROUPS_MAX 16
+
 /* Frames kept per stack. 127 is the kernel's default perf_event_max_stack. */
 #define OFFCPU_USER_DEPTH   127
 #define OFFCPU_KERNEL_DEPTH 64

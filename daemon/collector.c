@@ -62,6 +62,7 @@ static int open_skeleton(const struct collector_options *o, enum collector_attac
     skel->rodata->stack_cache = o->stack_cache;
     skel->rodata->check_shift = o->cache_check_shift;
     skel->rodata->trace_kernel_threads = o->trace_kernel_threads;
+    skel->rodata->ntrace_cgroups = o->ntrace_cgroups;
     if (attach == COLLECTOR_ATTACH_TP_BTF) {
         bpf_program__set_autoload(skel->progs.on_switch_raw, false);
     } else {
@@ -72,6 +73,9 @@ static int open_skeleton(const struct collector_options *o, enum collector_attac
         bpf_map__set_max_entries(skel->maps.tid_recs, o->task_entries);
     }
     r = offcpu_bpf__load(skel);
+    for (uint32_t i = 0; r == 0 && i < o->ntrace_cgroups; i++)
+        r = bpf_map_update_elem(bpf_map__fd(skel->maps.trace_cgroups), &i, &o->trace_cgroup_fds[i],
+                                BPF_ANY);
     if (r < 0) {
         r = -errno;
         offcpu_bpf__destroy(skel);

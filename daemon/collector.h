@@ -27,6 +27,9 @@ struct collector_options {
     bool stack_cache;           /* reuse stacks when a task blocks at the same place again */
     uint32_t cache_check_shift; /* walk one cache hit in 2^shift all the same */
     bool trace_kernel_threads;
+    /* traced cgroups, open directories (with their subtrees); none: all */
+    uint32_t ntrace_cgroups;
+    int trace_cgroup_fds[OFFCPU_TRACE_CGROUPS_MAX];
 };
 
 struct drained_slot {

@@ -162,6 +162,23 @@ int config_set(struct config *c, const char *key, const char *value, const char 
             *why = "must be yes or no";
             return -EINVAL;
         }
+    } else if (strcmp(key, "trace-cgroups") == 0) {
+        _cleanup_free_ char *copy = strdup(value);
+        char *save = NULL;
+        unsigned n = 0;
+        bool relative = false;
+
+        if (!copy)
+            return -ENOMEM;
+        for (char *p = strtok_r(copy, " \t", &save); p; p = strtok_r(NULL, " \t", &save)) {
+            relative |= p[0] != '/';
+            n++;
+        }
+        if (relative || n > OFFCPU_TRACE_CGROUPS_MAX || strlen(value) >= sizeof(c->trace_cgroups)) {
+            *why = "must be up to 16 absolute cgroup paths separated by spaces";
+            return -EINVAL;
+        }
+        snprintf(c->trace_cgroups, sizeof(c->trace_cgroups), "%s", value);
     } else if (strcmp(key, "socket-group") == 0) {
         if (!*value || strlen(value) >= sizeof(c->socket_group)) {
             *why = "must be a group name";

@@ -19,8 +19,9 @@ struct config {
     uint64_t retention_ns;
     uint64_t memory_limit;
     struct collector_options collector;
-    char socket_group[64]; /* its members may connect and read (see group-access) */
-    bool group_access_all; /* the socket's group sees every process, not only its own */
+    char trace_cgroups[2048]; /* cgroup paths, space-separated; empty: all */
+    char socket_group[64];    /* its members may connect and read (see group-access) */
+    bool group_access_all;    /* the socket's group sees every process, not only its own */
     uint32_t max_clients;
     uint32_t request_limit; /* bytes of one request */
     uint64_t output_limit;  /* bytes queued for one client */

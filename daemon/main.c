@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* offcpud: keeps off-CPU stacks of every task, answers queries on a socket. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -80,6 +82,7 @@ static void usage(FILE *f)
             "                             place again (default yes)\n"
             "      --socket-group NAME    whose members may connect and read (default offcpu)\n"
             "      --group-access own|all what the socket's group may see (default own)\n"
+            "      --trace-cgroups 'PATH...' trace only these cgroups and their subtrees\n"
             "  -h, --help                 show this help\n"
             "  -V, --version              show the version\n",
             DEFAULT_SOCKET_PATH);
@@ -96,6 +99,7 @@ static const struct option long_options[] = {
     {"stack-cache", required_argument, NULL, 0x100},
     {"group-access", required_argument, NULL, 0x101},
     {"socket-group", required_argument, NULL, 0x102},
+    {"trace-cgroups", required_argument, NULL, 0x103},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -263,6 +267,7 @@ static void reload(struct loop *l)
         return;
     }
     if (strcmp(fresh.socket_path, d->cfg.socket_path) != 0 ||
+        strcmp(fresh.trace_cgroups, d->cfg.trace_cgroups) != 0 ||
         strcmp(fresh.state_dir, d->cfg.state_dir) != 0 ||
         memcmp(&fresh.collector, &d->cfg.collector, sizeof(fresh.collector)) != 0)
         log_notice("reload: socket, state-directory and collector settings change at the "
@@ -416,6 +421,46 @@ static void save_ring(struct daemon *d)
         log_info("saved %zu snapshots to %s", d->ring.n, path);
 }
 
+/* trace-cgroups names directories; the programs get them as open fds. */
+static int open_trace_cgroups(struct daemon *d, struct collector_options *o)
+{
+    _cleanup_free_ char *copy = strdup(d->cfg.trace_cgroups);
+    char *save = NULL, rel[PATH_MAX], path[PATH_MAX * 2];
+
+    if (!copy)
+        return -ENOMEM;
+    for (char *p = strtok_r(copy, " \t", &save); p; p = strtok_r(NULL, " \t", &save)) {
+        int fd;
+
+        if (!d->cgroups || cgroups_normalize(d->cgroups, p, rel, sizeof(rel)) < 0)
+            return log_error_errno(EINVAL, "trace-cgroups: %s is not a cgroup v2 path", p);
+        snprintf(path, sizeof(path), "%s%s", cgroups_mount(d->cgroups), rel);
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+            return log_error_errno(errno, "trace-cgroups: %s: %s", path, strerror(errno));
+        o->trace_cgroup_fds[o->ntrace_cgroups++] = fd;
+    }
+    return 0;
+}
+
+static int open_collector(struct daemon *d)
+{
+    struct collector_options o = d->cfg.collector;
+    int r;
+
+    r = open_trace_cgroups(d, &o);
+    if (r == 0) {
+        r = collector_open(&o, &d->collector);
+        if (r < 0)
+            log_error("loading the BPF collector: %s%s", strerror(-r),
+                      r == -EPERM ? " (offcpud needs root: CAP_BPF and CAP_PERFMON)" : "");
+    }
+    /* the map holds its own references to the cgroups */
+    for (uint32_t i = 0; i < o.ntrace_cgroups; i++)
+        close(o.trace_cgroup_fds[i]);
+    return r;
+}
+
 static int start(struct daemon *d)
 {
     int r;
@@ -434,10 +479,9 @@ static int start(struct daemon *d)
     r = cgroups_new(&d->cgroups);
     if (r < 0)
         log_warning("no cgroup v2 mount (%s): cgroup paths unknown", strerror(-r));
-    r = collector_open(&d->cfg.collector, &d->collector);
+    r = open_collector(d);
     if (r < 0)
-        return log_error_errno(r, "loading the BPF collector: %s%s", strerror(-r),
-                               r == -EPERM ? " (offcpud needs root: CAP_BPF and CAP_PERFMON)" : "");
+        return r;
     return server_new(d, &d->server);
 }
 

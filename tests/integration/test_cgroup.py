@@ -1,11 +1,12 @@
-"""--cgroup: only the tasks of that cgroup v2 (and below it)."""
+"""--cgroup: only the tasks of that cgroup v2 (and below it); trace-cgroups: only those traced."""
+import json
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import WORKLOADS, run_workload
+from conftest import OFFCPUD, WORKLOADS, run_workload
 
 
 def cgroup2_mount() -> Path:
@@ -24,14 +25,20 @@ def fresh_cgroup():
     path.rmdir()
 
 
+def workload_in(cgroup: Path):
+    """sleep_and_pipe moved into cgroup before it starts blocking: (process, pid)."""
+    proc = subprocess.Popen([str(WORKLOADS / "sleep_and_pipe"), "--wait-stdin", "--sleeps", "30",
+                             "--writes", "10"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True)
+    pid = int(proc.stdout.readline().split()[1])
+    (cgroup / "cgroup.procs").write_text(f"{pid}\n")
+    proc.stdin.write("go\n")
+    proc.stdin.flush()
+    return proc, pid
+
+
 def test_cgroup_filter(daemon, fresh_cgroup):
-    inside = subprocess.Popen([str(WORKLOADS / "sleep_and_pipe"), "--wait-stdin", "--sleeps", "30",
-                               "--writes", "10"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              text=True)
-    pid = int(inside.stdout.readline().split()[1])
-    (fresh_cgroup / "cgroup.procs").write_text(f"{pid}\n")
-    inside.stdin.write("go\n")
-    inside.stdin.flush()
+    inside, pid = workload_in(fresh_cgroup)
     outside = run_workload("short_lived")  # at the same time, in another cgroup
     inside.communicate(timeout=60)
     assert inside.returncode == 0
@@ -55,3 +62,30 @@ def test_unknown_cgroup(daemon):
     res = daemon.ctl("dump", "--cgroup", "/no-such-cgroup-here", check=False)
     assert res.returncode == 1
     assert "CgroupNotFound" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_trace_only_some_cgroups(start_daemon, fresh_cgroup, tmp_path):
+    """trace-cgroups: tasks elsewhere are not recorded at all, and not miscounted."""
+    conf = tmp_path / "offcpud.conf"
+    conf.write_text(f"trace-cgroups = /{fresh_cgroup.name}\n")
+    d = start_daemon("--interval", "200ms", "--config", str(conf))
+    inside, pid = workload_in(fresh_cgroup)
+    outside = run_workload("sleep_and_pipe", "--sleeps", "30", "--writes", "10")
+    inside.communicate(timeout=60)
+
+    reply = d.dump_json("--since", "60s", "--group-by", "pid,cgroup")
+    pids = {s["pid"] for s in reply["stacks"]}
+    assert pid in pids and outside["pid"] not in pids, pids
+    assert {s["cgroup"] for s in reply["stacks"]} == {"/" + fresh_cgroup.name}
+    st = json.loads(d.ctl("--json", "status").stdout)["collector"]
+    assert st["no_switch_out"] < 100, st
+
+
+def test_trace_cgroups_bad_path(tmp_path):
+    conf = tmp_path / "offcpud.conf"
+    conf.write_text("trace-cgroups = /no-such-cgroup-here\n")
+    res = subprocess.run([str(OFFCPUD), "--config", str(conf), "--socket", str(tmp_path / "s"),
+                          "--state-directory", str(tmp_path / "state")],
+                         capture_output=True, text=True, timeout=30)
+    assert res.returncode != 0
+    assert "trace-cgroups" in res.stderr and "no-such-cgroup-here" in res.stderr, res.stderr
