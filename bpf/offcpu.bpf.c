@@ -28,6 +28,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define TASK_UNINTERRUPTIBLE 0x0002
 #define TASK_STOPPED_BIT     0x0004
 #define TASK_TRACED_BIT      0x0008
+#define TASK_DEAD            0x0080
 #define TASK_NOLOAD          0x0400
 
 /* Counts flips; its parity picks the maps. Written by the daemon through the
@@ -47,6 +48,8 @@ struct rec_ident {
     __u32 kthread;
     __u32 uid;
     __u32 place; /* which of task_rec.places holds the stacks */
+    __u32 exec_id;
+    __u32 pad;
     char comm[16];
 };
 
@@ -303,6 +306,7 @@ struct switch_out {
     __u64 start_time;
     __u32 tgid;
     __u32 state;
+    __u32 exec_id;
     bool kthread;
     bool cacheable; /* fp is filled in */
     struct fingerprint fp;
@@ -361,6 +365,7 @@ static __always_inline void switch_out(void *ctx, struct task_rec *rec, const st
     }
     rec->id.state = so->state;
     rec->id.kthread = so->kthread;
+    rec->id.exec_id = so->exec_id;
     rec->id.cgroup_id = bpf_get_current_cgroup_id();
     rec->id.uid = (__u32)bpf_get_current_uid_gid();
     bpf_get_current_comm(rec->id.comm, sizeof(rec->id.comm));
@@ -368,7 +373,7 @@ static __always_inline void switch_out(void *ctx, struct task_rec *rec, const st
     /* A short-lived process may be gone before the next drain: have its
      * mappings read now. Not at a preemption: it may still be in ld.so. */
     if (!rec->announced && !so->kthread && so->state != OFFCPU_STATE_RUNNABLE) {
-        struct offcpu_announce a = {.tgid = so->tgid};
+        struct offcpu_announce a = {.tgid = so->tgid, .exec_id = so->exec_id};
 
         rec->announced = 1;
         if (bpf_ringbuf_output(&announcements, &a, sizeof(a), 0) < 0)
@@ -442,6 +447,7 @@ static __always_inline void charge(const struct rec_ident *id, const struct plac
     key.state = id->state;
     key.kthread = id->kthread;
     key.uid = id->uid;
+    key.exec_id = id->exec_id;
     __builtin_memcpy(key.comm, id->comm, sizeof(key.comm));
     if (stored_gen && *stored_gen == flips + 1) {
         key.kernel_stack = p->kernel_hash;
@@ -502,10 +508,12 @@ static __always_inline bool in_traced_cgroup(void)
     return !ntrace_cgroups;
 }
 
-/* Idle tasks (pid 0) are never off-CPU in any useful sense. */
-static __always_inline bool traced(__u32 pid, __u32 flags)
+/* Idle tasks (pid 0) are never off-CPU in any useful sense, nor is a task
+ * switching out for the last time (its wait to be reaped is not blocking). */
+static __always_inline bool traced(__u32 pid, __u32 flags, unsigned int state)
 {
-    return pid && (trace_kernel_threads || !(flags & PF_KTHREAD)) && in_traced_cgroup();
+    return pid && !(state & TASK_DEAD) && (trace_kernel_threads || !(flags & PF_KTHREAD)) &&
+           in_traced_cgroup();
 }
 
 SEC("tp_btf/sched_switch")
@@ -514,11 +522,12 @@ int BPF_PROG(on_switch_btf, bool preempt, struct task_struct *prev, struct task_
 {
     struct task_rec *rec;
 
-    if (traced(prev->pid, prev->flags)) {
+    if (traced(prev->pid, prev->flags, prev_state)) {
         struct switch_out so = {
             .start_time = prev->start_time,
             .tgid = prev->tgid,
             .state = state_of(preempt, prev_state),
+            .exec_id = (__u32)prev->self_exec_id,
             .kthread = !!(prev->flags & PF_KTHREAD),
         };
 
@@ -550,11 +559,12 @@ int BPF_PROG(on_switch_raw, bool preempt, struct task_struct *prev, struct task_
     struct task_rec *rec;
 
     tid = BPF_CORE_READ(prev, pid);
-    if (traced(tid, flags)) {
+    if (traced(tid, flags, prev_state)) {
         struct switch_out so = {
             .start_time = BPF_CORE_READ(prev, start_time),
             .tgid = BPF_CORE_READ(prev, tgid),
             .state = state_of(preempt, prev_state),
+            .exec_id = (__u32)BPF_CORE_READ(prev, self_exec_id),
             .kthread = !!(flags & PF_KTHREAD),
         };
 
@@ -578,6 +588,30 @@ int BPF_PROG(on_switch_raw, bool preempt, struct task_struct *prev, struct task_
             rec = NULL;
         switch_in(rec, BPF_CORE_READ(next, tgid), tid);
     }
+    return 0;
+}
+
+/* The new image's mappings are read now; the old image's, read when the
+ * process first blocked, are kept for the stacks taken before. */
+static __always_inline void announce_exec(__u32 tgid, __u64 exec_id)
+{
+    struct offcpu_announce a = {.tgid = tgid, .exec_id = (__u32)exec_id};
+
+    if (bpf_ringbuf_output(&announcements, &a, sizeof(a), 0) < 0)
+        stat_add(OFFCPU_STAT_ANNOUNCE_LOST, 1);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec_btf, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+    announce_exec(p->tgid, p->self_exec_id);
+    return 0;
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(on_exec_raw, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+    announce_exec(BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, self_exec_id));
     return 0;
 }
 

@@ -38,7 +38,7 @@ struct offcpu_key {
     __u32 state;   /* enum offcpu_state */
     __u32 kthread; /* 1 for kernel threads: no user stack to miss */
     __u32 uid;     /* real uid at switch-out: whose stacks these are */
-    __u32 pad;
+    __u32 exec_id; /* counts the process's execs: which image its user stack is of */
 };
 
 struct offcpu_value {
@@ -53,9 +53,11 @@ struct offcpu_stack {
 };
 
 /* Sent when a thread first blocks of its own accord (its libraries are loaded
- * by then), so that the daemon reads the process's mappings while it lives. */
+ * by then), and when a process execs, so that the daemon reads the process's
+ * mappings while it lives, and keeps those of the image it replaced. */
 struct offcpu_announce {
     __u32 tgid;
+    __u32 exec_id;
 };
 
 /* Per-CPU counters of everything that happened and everything that was lost. */

@@ -65,8 +65,10 @@ static int open_skeleton(const struct collector_options *o, enum collector_attac
     skel->rodata->ntrace_cgroups = o->ntrace_cgroups;
     if (attach == COLLECTOR_ATTACH_TP_BTF) {
         bpf_program__set_autoload(skel->progs.on_switch_raw, false);
+        bpf_program__set_autoload(skel->progs.on_exec_raw, false);
     } else {
         bpf_program__set_autoload(skel->progs.on_switch_btf, false);
+        bpf_program__set_autoload(skel->progs.on_exec_btf, false);
         bpf_program__set_autoload(skel->progs.charge_blocked, false);
         /* task storage needs kernel BTF, which is what raw_tp does without */
         bpf_map__set_autocreate(skel->maps.task_recs, false);
@@ -214,7 +216,7 @@ static int on_announcement(void *ctx, void *data, size_t size)
     const struct offcpu_announce *a = data;
 
     if (size >= sizeof(*a))
-        c->announce(c->announce_userdata, a->tgid);
+        c->announce(c->announce_userdata, a->tgid, a->exec_id);
     return 0;
 }
 

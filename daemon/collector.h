@@ -65,8 +65,8 @@ int collector_flip_and_drain(struct collector *c, struct drained **ret);
 const struct offcpu_stack *drained_find_stack(const struct drained *d, uint64_t hash);
 
 /* Called for each process announced by the BPF side (a thread's first
- * voluntary block), so that its mappings are read while it lives. */
-typedef void (*collector_announce_fn)(void *userdata, uint32_t tgid);
+ * voluntary block, an exec), so that its mappings are read while it lives. */
+typedef void (*collector_announce_fn)(void *userdata, uint32_t tgid, uint32_t exec_id);
 
 /* Set the callback; returns an fd to poll, readable when announcements wait. */
 int collector_watch_announcements(struct collector *c, collector_announce_fn fn, void *userdata);

@@ -42,6 +42,9 @@ int daemon_drain(struct daemon *d)
     struct drained *dr;
     int r;
 
+    /* execs announced but not yet seen would name old images' frames from
+     * the new image's mappings */
+    collector_take_announcements(d->collector);
     r = collector_flip_and_drain(d->collector, &dr);
     if (r < 0)
         return r;
@@ -229,11 +232,11 @@ static int setup_watchdog(struct loop *l)
     return event_watch(l->d->epfd, EPOLL_CTL_ADD, &l->watchdog, EPOLLIN);
 }
 
-static void on_announce(void *userdata, uint32_t tgid)
+static void on_announce(void *userdata, uint32_t tgid, uint32_t exec_id)
 {
     struct daemon *d = userdata;
 
-    symbolizer_prefetch(d->sym, (pid_t)tgid);
+    symbolizer_prefetch(d->sym, (pid_t)tgid, exec_id);
 }
 
 static void on_announcements(struct event_source *src, uint32_t events)

@@ -24,8 +24,8 @@ struct builder {
 /* Name the frames of s, leaf first. A user frame in no mapping ends the walk:
  * the frame-pointer chain left known code there, and what follows is junk.
  * Returns the number named; *cut tells whether the walk was cut short. */
-static uint32_t name_frames(struct builder *b, const struct offcpu_stack *s, uint32_t tgid,
-                            char (*names)[FRAME_MAX], bool *cut)
+static uint32_t name_frames(struct builder *b, const struct offcpu_stack *s,
+                            const struct offcpu_key *k, char (*names)[FRAME_MAX], bool *cut)
 {
     uint32_t n = 0;
 
@@ -37,7 +37,8 @@ static uint32_t name_frames(struct builder *b, const struct offcpu_stack *s, uin
         if (s->kernel)
             r = symbolizer_kernel_frame(b->sym, s->ip[i], false, names[n], FRAME_MAX);
         else
-            r = symbolizer_user_frame(b->sym, tgid, s->ip[i], i == 0, names[n], FRAME_MAX);
+            r = symbolizer_user_frame(b->sym, k->tgid, k->exec_id, s->ip[i], i == 0, names[n],
+                                      FRAME_MAX);
         if (r == SYMBOLIZER_SKIP)
             continue;
         if (r < 0 && !s->kernel && i > 0) {
@@ -50,12 +51,13 @@ static uint32_t name_frames(struct builder *b, const struct offcpu_stack *s, uin
 }
 
 /* Intern one stack from its frames (leaf first, as walked): root first. */
-static uint32_t intern_frames(struct builder *b, const struct offcpu_stack *s, uint32_t tgid)
+static uint32_t intern_frames(struct builder *b, const struct offcpu_stack *s,
+                              const struct offcpu_key *k)
 {
     static char names[OFFCPU_USER_DEPTH][FRAME_MAX];
     uint32_t frames[OFFCPU_USER_DEPTH + 1] = {0}, n = 0, id;
     bool cut;
-    uint32_t named = name_frames(b, s, tgid, names, &cut);
+    uint32_t named = name_frames(b, s, k, names, &cut);
 
     if (cut)
         frames[n++] = intern_string(b->in, "[unknown]");
@@ -92,10 +94,10 @@ static uint32_t resolve(struct builder *b, const struct offcpu_key *k, bool kern
             b->stats->orphan_stacks++;
         return intern_missed(b, kernel ? MISSED_KERNEL : MISSED_USER);
     }
-    return intern_frames(b, s, k->tgid);
+    return intern_frames(b, s, k);
 }
 
-/* Records are visited grouped by (tgid, stack) so that each distinct stack is
+/* Records are visited grouped by (tgid, exec_id, stack) so that each distinct stack is
  * named once per pass; the others take a reference on the first's result. */
 struct order_ctx {
     const struct offcpu_key *keys;
@@ -111,9 +113,12 @@ static int cmp_order(const void *a, const void *b, void *p)
     uint64_t hy = ctx->kernel ? y->kernel_stack : y->user_stack;
     /* kernel stacks are the same in every process */
     uint32_t tx = ctx->kernel ? 0 : x->tgid, ty = ctx->kernel ? 0 : y->tgid;
+    uint32_t ex = ctx->kernel ? 0 : x->exec_id, ey = ctx->kernel ? 0 : y->exec_id;
 
     if (tx != ty)
         return tx < ty ? -1 : 1;
+    if (ex != ey)
+        return ex < ey ? -1 : 1;
     if (hx != hy)
         return hx < hy ? -1 : 1;
     return x->kthread - y->kthread;

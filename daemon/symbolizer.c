@@ -49,10 +49,15 @@ struct elf_file {
     unsigned refs; /* mappings of cached processes using it: not evicted */
 };
 
+/* One image of a process: an exec in place starts a new one, with its own
+ * exec_id. The image an exec replaced is frozen: kept as last read, never
+ * read again, and forgotten like a process that is gone. */
 struct process {
     pid_t pid;
+    uint32_t exec_id;
     int error; /* the mappings could never be read */
     bool read_this_pass;
+    bool frozen;
     int64_t gone_since_ns; /* CLOCK_MONOTONIC; 0 while it lives */
     struct proc_maps maps;
     struct elf_file **files; /* per mapping, NULL until first needed */
@@ -61,7 +66,7 @@ struct process {
 struct symbolizer {
     unsigned pass;
 
-    struct process *procs; /* sorted by pid; re-read once per pass */
+    struct process *procs; /* sorted by (pid, exec_id); re-read once per pass */
     size_t n_procs, cap_procs;
 
     struct elf_file **files; /* sorted by key */
@@ -410,18 +415,28 @@ static struct elf_file *process_file(struct symbolizer *s, struct process *p, si
     return f;
 }
 
-static size_t processes_search(const struct symbolizer *s, pid_t pid, bool *found)
+static int process_compare(const struct process *p, pid_t pid, uint32_t exec_id)
+{
+    if (p->pid != pid)
+        return p->pid < pid ? -1 : 1;
+    if (p->exec_id != exec_id)
+        return p->exec_id < exec_id ? -1 : 1;
+    return 0;
+}
+
+static size_t processes_search(const struct symbolizer *s, pid_t pid, uint32_t exec_id, bool *found)
 {
     size_t lo = 0, hi = s->n_procs;
 
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
+        int c = process_compare(&s->procs[mid], pid, exec_id);
 
-        if (s->procs[mid].pid == pid) {
+        if (c == 0) {
             *found = true;
             return mid;
         }
-        if (s->procs[mid].pid < pid)
+        if (c < 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -446,9 +461,9 @@ static int processes_grow(struct symbolizer *s)
 }
 
 /* Read once per pass; a process that is gone is remembered as such. */
-static int process_read(pid_t pid, struct process *p)
+static int process_read(pid_t pid, uint32_t exec_id, struct process *p)
 {
-    *p = (struct process){.pid = pid};
+    *p = (struct process){.pid = pid, .exec_id = exec_id};
     p->error = proc_maps_read(pid, &p->maps);
     /* a zombie's maps read fine, and are empty: it is gone all the same */
     if (p->error == 0 && p->maps.n == 0) {
@@ -473,7 +488,7 @@ static int process_refresh(struct symbolizer *s, struct process *p)
     int r;
 
     p->read_this_pass = true;
-    r = process_read(p->pid, &fresh);
+    r = process_read(p->pid, p->exec_id, &fresh);
     if (r < 0)
         return r;
     s->stats.maps_reads++;
@@ -489,15 +504,25 @@ static int process_refresh(struct symbolizer *s, struct process *p)
     return 0;
 }
 
-static int process_get(struct symbolizer *s, pid_t pid, struct process **ret)
+/* The images of pid before index i were replaced by an exec. */
+static void freeze_older_images(struct symbolizer *s, size_t i, pid_t pid)
+{
+    while (i-- > 0 && s->procs[i].pid == pid && !s->procs[i].frozen) {
+        s->procs[i].frozen = true;
+        if (!s->procs[i].gone_since_ns)
+            s->procs[i].gone_since_ns = monotonic_ns();
+    }
+}
+
+static int process_get(struct symbolizer *s, pid_t pid, uint32_t exec_id, struct process **ret)
 {
     struct process p;
     bool found;
     size_t i;
     int r;
 
-    i = processes_search(s, pid, &found);
-    if (found && !s->procs[i].read_this_pass) {
+    i = processes_search(s, pid, exec_id, &found);
+    if (found && !s->procs[i].read_this_pass && !s->procs[i].frozen) {
         r = process_refresh(s, &s->procs[i]);
         if (r < 0)
             return r;
@@ -510,11 +535,18 @@ static int process_get(struct symbolizer *s, pid_t pid, struct process **ret)
         r = processes_grow(s);
         if (r < 0)
             return r;
-        r = process_read(pid, &p);
-        if (r < 0)
-            return r;
+        if (i < s->n_procs && s->procs[i].pid == pid) {
+            /* a later image is known: this one was replaced before it was
+             * ever read, and what is mapped now is not it */
+            p = (struct process){.pid = pid, .exec_id = exec_id, .error = -ESRCH, .frozen = true};
+        } else {
+            r = process_read(pid, exec_id, &p);
+            if (r < 0)
+                return r;
+            s->stats.maps_reads++;
+            freeze_older_images(s, i, pid);
+        }
         p.read_this_pass = true;
-        s->stats.maps_reads++;
         memmove(&s->procs[i + 1], &s->procs[i], (s->n_procs - i) * sizeof(*s->procs));
         s->procs[i] = p;
         s->n_procs++;
@@ -549,8 +581,8 @@ static int name_file_frame(struct symbolizer *s, struct process *p, size_t map, 
     return write_symbol(buf, size, name);
 }
 
-int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint64_t ip, bool is_leaf, char *buf,
-                          size_t size)
+int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint32_t exec_id, uint64_t ip,
+                          bool is_leaf, char *buf, size_t size)
 {
     uint64_t addr = is_leaf || ip == 0 ? ip : ip - 1;
     const struct proc_map *m;
@@ -558,7 +590,7 @@ int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint64_t ip, bool is
     int r;
 
     s->stats.user_frames++;
-    r = process_get(s, tgid, &p);
+    r = process_get(s, tgid, exec_id, &p);
     if (r < 0)
         return write_unknown(buf, size, r);
     m = proc_maps_find(&p->maps, addr);
@@ -617,10 +649,10 @@ int symbolizer_kernel_frame(struct symbolizer *s, uint64_t ip, bool is_leaf, cha
     return 0;
 }
 
-int symbolizer_prefetch(struct symbolizer *s, pid_t tgid)
+int symbolizer_prefetch(struct symbolizer *s, pid_t tgid, uint32_t exec_id)
 {
     struct process *p;
-    int r = process_get(s, tgid, &p);
+    int r = process_get(s, tgid, exec_id, &p);
 
     if (r < 0)
         return r;

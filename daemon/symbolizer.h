@@ -46,12 +46,15 @@ struct symbolizer *symbolizer_free(struct symbolizer *s);
  * while they are in use, and /proc/kallsyms is re-read when modules change. */
 void symbolizer_begin_pass(struct symbolizer *s);
 
-/* Name a frame of process tgid. is_leaf: ip is the interrupted pc (the first
- * frame); otherwise it is a return address and ip - 1 is looked up, so that
- * a call at the very end of a function is named after that function.
+/* Name a frame of process tgid, in the image its exec_id-th exec started
+ * (execs in place replace the mappings: a higher exec_id than known freezes
+ * the mappings read so far for the lower ones). is_leaf: ip is the
+ * interrupted pc (the first frame); otherwise it is a return address and
+ * ip - 1 is looked up, so that a call at the very end of a function is named
+ * after that function.
  * Returns 0 (buf filled) or a negative errno (buf still filled, as "[unknown]"). */
-int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint64_t ip, bool is_leaf, char *buf,
-                          size_t size);
+int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint32_t exec_id, uint64_t ip,
+                          bool is_leaf, char *buf, size_t size);
 
 /* Name a kernel frame: "function", or "function [module]" for modules.
  * Returns 0, SYMBOLIZER_SKIP, or a negative errno (buf filled as "[unknown]"). */
@@ -60,7 +63,7 @@ int symbolizer_kernel_frame(struct symbolizer *s, uint64_t ip, bool is_leaf, cha
 
 /* Read the mappings of process tgid now, and open the files it maps, so that
  * its frames can be named even if it is gone by the next pass. */
-int symbolizer_prefetch(struct symbolizer *s, pid_t tgid);
+int symbolizer_prefetch(struct symbolizer *s, pid_t tgid, uint32_t exec_id);
 
 void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *ret);
 

@@ -1,7 +1,9 @@
 """offcpuctl dump against a workload whose blocking is known."""
+import subprocess
+
 import pytest
 
-from conftest import at, folded, run_workload, within
+from conftest import WORKLOADS, at, folded, run_workload, within
 
 
 @pytest.fixture(scope="module")
@@ -107,3 +109,32 @@ def test_libc_frames_named_from_debug_file(sleep_and_pipe):
     threads = [r for r in rows if {"sleeper_main", "reader_main"} & set(r[1])]
     assert threads, out
     assert all(user[0] == "start_thread" for _, user, _, _ in threads), out
+
+
+@pytest.mark.parametrize("attach", ["tp_btf", "raw_tp"])
+def test_exec_in_place(start_daemon, attach):
+    """Frames from before an exec are named from the image they ran in, though the
+    process lives on in another: the daemon read the old image when the process first
+    blocked, and froze it when the exec was announced. The new image waits on stdin,
+    single-threaded, while the dump names everything (the interval is long: nothing
+    was named before the exec)."""
+    d = start_daemon("--interval", "10s", "--attach", attach)
+    proc = subprocess.Popen([str(WORKLOADS / "exec_in_place"), str(WORKLOADS / "sleep_and_pipe"),
+                             "--wait-stdin", "--sleeps", "20", "--writes", "5"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(proc.stdout.readline().split()[1])  # "ready PID": the exec is done
+        rows = folded(d.ctl("dump", "--pid", str(pid), "--since", "60s").stdout)
+    finally:
+        proc.communicate("go\n", timeout=60)
+    before = [r for r in rows if r[0] == "exec_in_place"]
+    assert any("block_before_exec_20x10ms" in r[1] for r in before), rows
+    named = sum(r[3] for r in before if "block_before_exec_20x10ms" in r[1])
+    assert named >= 0.9 * 200_000, before
+    for _, user, _, _ in before:
+        assert "sleeper_main" not in user and "block_in_nanosleep_100x10ms" not in user, user
+    if attach == "raw_tp":
+        return  # no task iterator there: a task still blocked is charged when it wakes
+    # the new image's libc is elsewhere: its read is named from the new mappings
+    waiting = [r for r in rows if r[0] == "sleep_and_pipe"]
+    assert any(r[1][-1:] == ["read"] for r in waiting), waiting
