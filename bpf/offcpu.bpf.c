@@ -39,7 +39,8 @@ volatile __u32 gen;
 const volatile bool stack_cache = true; /* reuse stacks when a task blocks at a known place */
 const volatile __u32 check_shift = 6;   /* ...and walk anyway one hit in 2^check_shift */
 const volatile bool trace_kernel_threads = true;
-const volatile __u32 ntrace_cgroups = 0; /* 0: every cgroup; else those in trace_cgroups */
+const volatile bool unwind_callers = true; /* recover callers past code without frame pointers */
+const volatile __u32 ntrace_cgroups = 0;   /* 0: every cgroup; else those in trace_cgroups */
 
 /* What a blocking episode is charged to, fixed at switch-out. */
 struct rec_ident {
@@ -174,6 +175,19 @@ struct {
     __type(value, struct offcpu_stats);
 } stats SEC(".maps");
 
+/*
+ * Where code without frame pointers (glibc) keeps the return address, per
+ * process image and pc, as read by the daemon from the code's call frame
+ * information on request: a frame-pointer walk skips the caller of such
+ * code, and these rules recover it.
+ */
+struct {
+    __uint(type, BPF_MAP_TYPE_LRU_HASH);
+    __uint(max_entries, 16384);
+    __type(key, struct offcpu_unwind_key);
+    __type(value, __s32);
+} unwind_rules SEC(".maps");
+
 struct {
     __uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
     __uint(max_entries, OFFCPU_TRACE_CGROUPS_MAX);
@@ -240,13 +254,15 @@ static __always_inline bool stack_equal(const struct offcpu_stack *a, const stru
     return true;
 }
 
-/* Walk one stack into ip[]; returns its hash or OFFCPU_STACK_MISSED. */
-static __always_inline __u64 take_stack(void *ctx, struct offcpu_stack *s, __u32 size, bool user)
+/* Walk one stack into ip[skip...]; returns the number of frames, or 0 (counted). */
+static __always_inline __u32 take_stack(void *ctx, struct offcpu_stack *s, __u32 skip, __u32 size,
+                                        bool user)
 {
     long n;
 
     s->kernel = !user;
-    n = bpf_get_stack(ctx, s->ip, size, user ? BPF_F_USER_STACK : 0);
+    n = bpf_get_stack(ctx, &s->ip[skip & 3], size - (skip & 3) * sizeof(__u64),
+                      user ? BPF_F_USER_STACK : 0);
     if (n <= 0) {
         s->nr = 0;
         if (!user)
@@ -255,28 +271,9 @@ static __always_inline __u64 take_stack(void *ctx, struct offcpu_stack *s, __u32
             stat_add(OFFCPU_STAT_USER_STACK_EFAULT, 1);
         else
             stat_add(OFFCPU_STAT_USER_STACK_ERROR, 1);
-        return OFFCPU_STACK_MISSED;
+        return 0;
     }
-    s->nr = n / sizeof(__u64);
-    return user ? stack_hash(s, OFFCPU_USER_DEPTH) : stack_hash(s, OFFCPU_KERNEL_DEPTH);
-}
-
-/*
- * Called from one place only: a kernel stack includes the return address
- * into this program, so two call sites would make two stacks of one place.
- */
-static __always_inline void walk_stacks(void *ctx, struct place *p, bool kthread)
-{
-    p->kernel_hash =
-        take_stack(ctx, (struct offcpu_stack *)&p->kstack, sizeof(p->kstack.ip), false);
-    if (kthread) {
-        p->ustack.nr = 0;
-        p->user_hash = OFFCPU_STACK_MISSED;
-    } else {
-        p->user_hash = take_stack(ctx, &p->ustack, sizeof(p->ustack.ip), true);
-    }
-    p->stored_gen = 0;
-    stat_add(OFFCPU_STAT_WALKS, 1);
+    return n / sizeof(__u64);
 }
 
 /* Of prev in tp_btf/sched_switch, where it is a trusted BTF pointer. */
@@ -308,9 +305,114 @@ struct switch_out {
     __u32 state;
     __u32 exec_id;
     bool kthread;
-    bool cacheable; /* fp is filled in */
+    bool has_regs;  /* fp is filled in */
+    bool cacheable; /* ...and may be used to reuse stacks */
     struct fingerprint fp;
 };
+
+/* Ask the daemon once for the rule at pc: a pending rule stands meanwhile. */
+static __always_inline void request_rule(const struct offcpu_unwind_key *k, bool leaf)
+{
+    __s32 pending = OFFCPU_UNWIND_PENDING;
+    struct offcpu_announce a = {
+        .tgid = k->tgid,
+        .exec_id = k->exec_id,
+        .kind = leaf ? OFFCPU_ANNOUNCE_UNWIND_LEAF : OFFCPU_ANNOUNCE_UNWIND_CALLER,
+        .pc = k->pc,
+    };
+
+    if (bpf_map_update_elem(&unwind_rules, k, &pending, BPF_NOEXIST) == 0 &&
+        bpf_ringbuf_output(&announcements, &a, sizeof(a), 0) < 0) {
+        bpf_map_delete_elem(&unwind_rules, k);
+        stat_add(OFFCPU_STAT_ANNOUNCE_LOST, 1);
+    }
+}
+
+/*
+ * A frame-pointer walk gives [pc, return address at bp + 8, ...]. Where pc is
+ * in code without frame pointers, bp still holds the frame of the first
+ * caller with one, and the callers in between are missing: follow the rules
+ * from the user sp instead. Returns how many return addresses were found;
+ * *final is false when a rule was missing (asked for, or being asked): the
+ * stacks are not to be reused, a later walk will know more.
+ */
+static __always_inline __u32 recover_callers(const struct switch_out *so,
+                                             __u64 ra[OFFCPU_UNWIND_MAX], bool *final)
+{
+    __u64 pc = so->fp.ip, sp = so->fp.sp;
+    __u32 n = 0;
+
+    for (int i = 0; i < OFFCPU_UNWIND_MAX; i++) {
+        struct offcpu_unwind_key k = {.tgid = so->tgid, .exec_id = so->exec_id, .pc = pc};
+        __s32 *rule = bpf_map_lookup_elem(&unwind_rules, &k);
+        __s32 off;
+
+        if (!rule) {
+            request_rule(&k, i == 0);
+            *final = false;
+            break;
+        }
+        off = *rule;
+        if (off == OFFCPU_UNWIND_PENDING) {
+            *final = false;
+            break;
+        }
+        if (off <= 0 || off >= 1 << 16)
+            break;
+        if (bpf_probe_read_user(&ra[i], sizeof(ra[i]), (void *)(sp + off - 8)) < 0 || !ra[i])
+            break;
+        sp += off;
+        pc = ra[i];
+        n++;
+    }
+    return n;
+}
+
+/* The user stack, with the callers recovered put after the pc: the walk is
+ * written n frames in, and its first frame, the pc, moved to the front. */
+static __always_inline __u64 take_user_stack(void *ctx, struct offcpu_stack *s,
+                                             const struct switch_out *so, bool *final)
+{
+    __u64 ra[OFFCPU_UNWIND_MAX];
+    __u32 n = unwind_callers && so->has_regs ? recover_callers(so, ra, final) : 0, got;
+
+    got = take_stack(ctx, s, n, sizeof(s->ip), true);
+    if (!got)
+        return OFFCPU_STACK_MISSED;
+    if (n && s->ip[n & 3] != so->fp.ip)
+        n = 0; /* not walked from the registers read: keep the walk alone */
+    if (n) {
+        s->ip[0] = so->fp.ip;
+        for (__u32 i = 0; i < OFFCPU_UNWIND_MAX; i++)
+            if (i < n)
+                s->ip[i + 1] = ra[i];
+    }
+    s->nr = got + n;
+    return stack_hash(s, OFFCPU_USER_DEPTH);
+}
+
+/*
+ * Called from one place only: a kernel stack includes the return address
+ * into this program, so two call sites would make two stacks of one place.
+ * Returns false when the stacks are not to be reused (see recover_callers).
+ */
+static __always_inline bool walk_stacks(void *ctx, struct place *p, const struct switch_out *so)
+{
+    struct offcpu_stack *k = (struct offcpu_stack *)&p->kstack;
+    bool final = true;
+
+    k->nr = take_stack(ctx, k, 0, sizeof(p->kstack.ip), false);
+    p->kernel_hash = k->nr ? stack_hash(k, OFFCPU_KERNEL_DEPTH) : OFFCPU_STACK_MISSED;
+    if (so->kthread) {
+        p->ustack.nr = 0;
+        p->user_hash = OFFCPU_STACK_MISSED;
+    } else {
+        p->user_hash = take_user_stack(ctx, &p->ustack, so, &final);
+    }
+    p->stored_gen = 0;
+    stat_add(OFFCPU_STAT_WALKS, 1);
+    return final;
+}
 
 /* The place this block happened at: a known one, or the least recently
  * used, overwritten by a walk. Returns the place's index. */
@@ -319,8 +421,8 @@ static __always_inline __u32 stacks_at_switch_out(void *ctx, struct task_rec *re
 {
     __u32 i = rec->id.place ^ 1; /* the least recently used */
     __u64 user, kernel;
+    bool hit = false, final;
     struct place *p;
-    bool hit = false;
 
     if (so->cacheable && !rec->uncached) {
         if (fingerprint_equal(&so->fp, &rec->places[0].fp)) {
@@ -340,16 +442,17 @@ static __always_inline __u32 stacks_at_switch_out(void *ctx, struct task_rec *re
     }
     user = p->user_hash;
     kernel = p->kernel_hash;
-    walk_stacks(ctx, p, so->kthread);
+    final = walk_stacks(ctx, p, so);
     /* a walk that failed (a page of the user stack not resident) proves
      * nothing about the cache */
-    if (hit && p->user_hash != OFFCPU_STACK_MISSED && p->kernel_hash != OFFCPU_STACK_MISSED &&
+    if (hit && final && p->user_hash != OFFCPU_STACK_MISSED &&
+        p->kernel_hash != OFFCPU_STACK_MISSED &&
         (user != p->user_hash || kernel != p->kernel_hash)) {
         stat_add(OFFCPU_STAT_CACHE_MISMATCH, 1);
         rec->uncached = 1;
     }
     p->fp = so->fp;
-    p->fp.valid = so->cacheable;
+    p->fp.valid = so->cacheable && final;
     return i;
 }
 
@@ -373,7 +476,8 @@ static __always_inline void switch_out(void *ctx, struct task_rec *rec, const st
     /* A short-lived process may be gone before the next drain: have its
      * mappings read now. Not at a preemption: it may still be in ld.so. */
     if (!rec->announced && !so->kthread && so->state != OFFCPU_STATE_RUNNABLE) {
-        struct offcpu_announce a = {.tgid = so->tgid, .exec_id = so->exec_id};
+        struct offcpu_announce a = {
+            .tgid = so->tgid, .exec_id = so->exec_id, .kind = OFFCPU_ANNOUNCE_PROCESS};
 
         rec->announced = 1;
         if (bpf_ringbuf_output(&announcements, &a, sizeof(a), 0) < 0)
@@ -531,11 +635,12 @@ int BPF_PROG(on_switch_btf, bool preempt, struct task_struct *prev, struct task_
             .kthread = !!(prev->flags & PF_KTHREAD),
         };
 
-        /* a preempted task's kernel stack depends on where it was
-         * preempted; a kernel thread has no user registers */
-        if (stack_cache && !preempt && !so.kthread) {
+        /* a kernel thread has no user registers; a preempted task's
+         * kernel stack depends on where it was preempted */
+        if (!so.kthread) {
             fingerprint_of(&so.fp, prev, so.state);
-            so.cacheable = true;
+            so.has_regs = true;
+            so.cacheable = stack_cache && !preempt;
         }
         rec = bpf_task_storage_get(&task_recs, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
         if (rec)
@@ -595,7 +700,8 @@ int BPF_PROG(on_switch_raw, bool preempt, struct task_struct *prev, struct task_
  * process first blocked, are kept for the stacks taken before. */
 static __always_inline void announce_exec(__u32 tgid, __u64 exec_id)
 {
-    struct offcpu_announce a = {.tgid = tgid, .exec_id = (__u32)exec_id};
+    struct offcpu_announce a = {
+        .tgid = tgid, .exec_id = (__u32)exec_id, .kind = OFFCPU_ANNOUNCE_PROCESS};
 
     if (bpf_ringbuf_output(&announcements, &a, sizeof(a), 0) < 0)
         stat_add(OFFCPU_STAT_ANNOUNCE_LOST, 1);

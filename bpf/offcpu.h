@@ -52,12 +52,37 @@ struct offcpu_stack {
     __u64 ip[OFFCPU_USER_DEPTH];
 };
 
-/* Sent when a thread first blocks of its own accord (its libraries are loaded
- * by then), and when a process execs, so that the daemon reads the process's
- * mappings while it lives, and keeps those of the image it replaced. */
+/* Callers recovered past code without frame pointers, per stack. */
+#define OFFCPU_UNWIND_MAX 3
+
+/* An unwind rule (see unwind_rules in offcpu.bpf.c): the CFA is at user sp +
+ * offset (> 0), or OFFCPU_UNWIND_STOP, or OFFCPU_UNWIND_PENDING (asked). */
+#define OFFCPU_UNWIND_STOP    0
+#define OFFCPU_UNWIND_PENDING (-1)
+
+struct offcpu_unwind_key {
+    __u32 tgid;
+    __u32 exec_id;
+    __u64 pc;
+};
+
+enum offcpu_announce_kind {
+    /* a thread first blocked of its own accord (its libraries are loaded by
+     * then), or the process exec'd: read its mappings while it lives, and
+     * keep those of the image an exec replaced */
+    OFFCPU_ANNOUNCE_PROCESS,
+    /* an unwind rule is wanted for pc, an interrupted pc (leaf) or a
+     * return address (caller) */
+    OFFCPU_ANNOUNCE_UNWIND_LEAF,
+    OFFCPU_ANNOUNCE_UNWIND_CALLER,
+};
+
 struct offcpu_announce {
     __u32 tgid;
     __u32 exec_id;
+    __u32 kind; /* enum offcpu_announce_kind */
+    __u32 pad;
+    __u64 pc;
 };
 
 /* Per-CPU counters of everything that happened and everything that was lost. */

@@ -62,6 +62,7 @@ static int open_skeleton(const struct collector_options *o, enum collector_attac
     skel->rodata->stack_cache = o->stack_cache;
     skel->rodata->check_shift = o->cache_check_shift;
     skel->rodata->trace_kernel_threads = o->trace_kernel_threads;
+    skel->rodata->unwind_callers = o->unwind_callers;
     skel->rodata->ntrace_cgroups = o->ntrace_cgroups;
     if (attach == COLLECTOR_ATTACH_TP_BTF) {
         bpf_program__set_autoload(skel->progs.on_switch_raw, false);
@@ -216,7 +217,7 @@ static int on_announcement(void *ctx, void *data, size_t size)
     const struct offcpu_announce *a = data;
 
     if (size >= sizeof(*a))
-        c->announce(c->announce_userdata, a->tgid, a->exec_id);
+        c->announce(c->announce_userdata, a);
     return 0;
 }
 
@@ -236,6 +237,15 @@ int collector_take_announcements(struct collector *c)
     int r = ring_buffer__consume(c->announcements);
 
     return r < 0 ? r : 0;
+}
+
+int collector_set_unwind_rule(struct collector *c, const struct offcpu_announce *a, int32_t rule)
+{
+    struct offcpu_unwind_key k = {.tgid = a->tgid, .exec_id = a->exec_id, .pc = a->pc};
+
+    if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.unwind_rules), &k, &rule, BPF_ANY) < 0)
+        return -errno;
+    return 0;
 }
 
 /* Charge the time of tasks still blocked to the generation about to end. */

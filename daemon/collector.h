@@ -27,6 +27,7 @@ struct collector_options {
     bool stack_cache;           /* reuse stacks when a task blocks at the same place again */
     uint32_t cache_check_shift; /* walk one cache hit in 2^shift all the same */
     bool trace_kernel_threads;
+    bool unwind_callers; /* recover callers past code without frame pointers */
     /* traced cgroups, open directories (with their subtrees); none: all */
     uint32_t ntrace_cgroups;
     int trace_cgroup_fds[OFFCPU_TRACE_CGROUPS_MAX];
@@ -64,14 +65,19 @@ int collector_flip_and_drain(struct collector *c, struct drained **ret);
 /* Stack with this hash in a drained generation, or NULL. */
 const struct offcpu_stack *drained_find_stack(const struct drained *d, uint64_t hash);
 
-/* Called for each process announced by the BPF side (a thread's first
- * voluntary block, an exec), so that its mappings are read while it lives. */
-typedef void (*collector_announce_fn)(void *userdata, uint32_t tgid, uint32_t exec_id);
+/* Called for each announcement of the BPF side: a process whose mappings are
+ * to be read while it lives (a thread's first voluntary block, an exec), or
+ * an unwind rule wanted (answer with collector_set_unwind_rule). */
+typedef void (*collector_announce_fn)(void *userdata, const struct offcpu_announce *a);
 
 /* Set the callback; returns an fd to poll, readable when announcements wait. */
 int collector_watch_announcements(struct collector *c, collector_announce_fn fn, void *userdata);
 /* Hand what is waiting to the callback. */
 int collector_take_announcements(struct collector *c);
+
+/* The rule for the announcement's pc: a CFA offset from the user sp, or
+ * OFFCPU_UNWIND_STOP. Until it is set, the stacks walked there are not reused. */
+int collector_set_unwind_rule(struct collector *c, const struct offcpu_announce *a, int32_t rule);
 
 /* Counters summed over CPUs. */
 int collector_read_stats(struct collector *c, uint64_t ret[OFFCPU_STAT__MAX]);

@@ -31,6 +31,7 @@ void config_defaults(struct config *c)
     c->collector.stack_cache = true;
     c->collector.cache_check_shift = 6;
     c->collector.trace_kernel_threads = true;
+    c->collector.unwind_callers = true;
     snprintf(c->socket_group, sizeof(c->socket_group), "offcpu");
     c->max_clients = 128;
     c->request_limit = 64 * 1024;
@@ -157,6 +158,11 @@ int config_set(struct config *c, const char *key, const char *value, const char 
             return -EINVAL;
         }
         c->collector.cache_check_shift = __builtin_ctz(n);
+    } else if (strcmp(key, "unwind-callers") == 0) {
+        if (parse_bool(value, &c->collector.unwind_callers) < 0) {
+            *why = "must be yes or no";
+            return -EINVAL;
+        }
     } else if (strcmp(key, "trace-kernel-threads") == 0) {
         if (parse_bool(value, &c->collector.trace_kernel_threads) < 0) {
             *why = "must be yes or no";

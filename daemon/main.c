@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cfi.h"
 #include "daemon.h"
 #include "duration.h"
 #include "event.h"
@@ -232,11 +233,30 @@ static int setup_watchdog(struct loop *l)
     return event_watch(l->d->epfd, EPOLL_CTL_ADD, &l->watchdog, EPOLLIN);
 }
 
-static void on_announce(void *userdata, uint32_t tgid, uint32_t exec_id)
+/* The call frame rule at a.pc, for the BPF side to recover callers with. */
+static int32_t unwind_rule(struct daemon *d, const struct offcpu_announce *a)
+{
+    _cleanup_close_ int fd = -EBADF;
+    uint64_t vaddr;
+    int32_t rule;
+
+    fd = symbolizer_open_code(d->sym, (pid_t)a->tgid, a->exec_id, a->pc, &vaddr);
+    if (fd < 0)
+        return OFFCPU_UNWIND_STOP;
+    /* a return address is looked up at the call before it */
+    if (a->kind == OFFCPU_ANNOUNCE_UNWIND_CALLER)
+        vaddr--;
+    return cfi_cfa_offset(fd, vaddr, &rule) < 0 ? OFFCPU_UNWIND_STOP : rule;
+}
+
+static void on_announce(void *userdata, const struct offcpu_announce *a)
 {
     struct daemon *d = userdata;
 
-    symbolizer_prefetch(d->sym, (pid_t)tgid, exec_id);
+    if (a->kind == OFFCPU_ANNOUNCE_PROCESS)
+        symbolizer_prefetch(d->sym, (pid_t)a->tgid, a->exec_id);
+    else
+        collector_set_unwind_rule(d->collector, a, unwind_rule(d, a));
 }
 
 static void on_announcements(struct event_source *src, uint32_t events)

@@ -57,6 +57,7 @@ struct process {
     uint32_t exec_id;
     int error; /* the mappings could never be read */
     bool read_this_pass;
+    bool reread_this_pass; /* once more, for an address in none of the mappings */
     bool frozen;
     int64_t gone_since_ns; /* CLOCK_MONOTONIC; 0 while it lives */
     struct proc_maps maps;
@@ -243,6 +244,7 @@ static void processes_begin_pass(struct symbolizer *s)
             continue;
         }
         p->read_this_pass = false;
+        p->reread_this_pass = false;
         s->procs[n++] = *p;
     }
     s->n_procs = n;
@@ -555,6 +557,22 @@ static int process_get(struct symbolizer *s, pid_t pid, uint32_t exec_id, struct
     return s->procs[i].error;
 }
 
+/* The mapping holding addr. The mappings are read again, once per pass, for
+ * an address in none of them: a library may have been loaded since (an exec
+ * announcement reads them before ld.so has mapped anything). */
+static const struct proc_map *process_find_map(struct symbolizer *s, struct process *p,
+                                               uint64_t addr)
+{
+    const struct proc_map *m = proc_maps_find(&p->maps, addr);
+
+    if (m || p->frozen || p->gone_since_ns || p->reread_this_pass)
+        return m;
+    if (process_refresh(s, p) < 0)
+        return NULL;
+    p->reread_this_pass = true;
+    return proc_maps_find(&p->maps, addr);
+}
+
 static const char *path_basename(const char *path)
 {
     const char *slash = strrchr(path, '/');
@@ -593,7 +611,7 @@ int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint32_t exec_id, ui
     r = process_get(s, tgid, exec_id, &p);
     if (r < 0)
         return write_unknown(buf, size, r);
-    m = proc_maps_find(&p->maps, addr);
+    m = process_find_map(s, p, addr);
     if (!m)
         return write_unknown(buf, size, -ENOENT);
     switch (m->kind) {
@@ -647,6 +665,32 @@ int symbolizer_kernel_frame(struct symbolizer *s, uint64_t ip, bool is_leaf, cha
         return SYMBOLIZER_SKIP;
     s->stats.kernel_named++;
     return 0;
+}
+
+int symbolizer_open_code(struct symbolizer *s, pid_t tgid, uint32_t exec_id, uint64_t ip,
+                         uint64_t *vaddr)
+{
+    char path[PATH_MAX + 64];
+    const struct proc_map *m;
+    struct process *p;
+    struct elf_file *f;
+    struct stat st;
+    int r, fd;
+
+    r = process_get(s, tgid, exec_id, &p);
+    if (r < 0)
+        return r;
+    m = process_find_map(s, p, ip);
+    if (!m || m->kind != PROC_MAP_FILE)
+        return -ENOENT;
+    f = process_file(s, p, (size_t)(m - p->maps.maps));
+    if (!f->syms || elf_symbols_offset_to_vaddr(f->syms, ip - m->start + m->pgoff, vaddr) < 0)
+        return -ENOENT;
+    r = mapped_file_path(p->pid, m, path, sizeof(path), &st);
+    if (r < 0)
+        return r;
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    return fd < 0 ? -errno : fd;
 }
 
 int symbolizer_prefetch(struct symbolizer *s, pid_t tgid, uint32_t exec_id)

@@ -111,6 +111,22 @@ def test_libc_frames_named_from_debug_file(sleep_and_pipe):
     assert all(user[0] == "start_thread" for _, user, _, _ in threads), out
 
 
+def test_caller_of_libc_wrapper_recovered(sleep_and_pipe):
+    """glibc has no frame pointers: a frame-pointer walk from clock_nanosleep skips
+    __nanosleep and its caller nanosleep_once_10ms. The call frame information of libc,
+    read by the daemon, lets the BPF side recover both (once the rules are learnt: the
+    first blocks at a new place go without)."""
+    truth, rows, out, _ = sleep_and_pipe
+    sleeps = stacks_with(rows, "block_in_nanosleep_100x10ms")
+    total_us = sum(r[3] for r in sleeps)
+    recovered = [r for r in sleeps
+                 if r[1][-4:] == ["block_in_nanosleep_100x10ms", "nanosleep_once_10ms",
+                                  "__nanosleep", "clock_nanosleep"]]
+    assert sum(r[3] for r in recovered) >= 0.9 * total_us, out
+    reads = stacks_with(rows, "block_in_pipe_read")
+    assert any(r[1][-3:] == ["block_in_pipe_read", "read_one_byte", "read"] for r in reads), out
+
+
 @pytest.mark.parametrize("attach", ["tp_btf", "raw_tp"])
 def test_exec_in_place(start_daemon, attach):
     """Frames from before an exec are named from the image they ran in, though the

@@ -10,8 +10,9 @@
  * --wait-stdin prints "ready PID" and waits for a line on stdin before
  * starting, so that a test can first move it into a cgroup.
  *
- * glibc has no frame pointers: the direct caller of a libc wrapper is lost in
- * frame-pointer stacks. The names one level up are the ones to look for.
+ * glibc has no frame pointers: a frame-pointer walk loses the direct caller of
+ * a libc wrapper (offcpud recovers it from libc's call frame information once
+ * it has learnt the place). The names one level up are there either way.
  */
 #include <pthread.h>
 #include <stdio.h>
