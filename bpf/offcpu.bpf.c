@@ -304,6 +304,8 @@ struct switch_out {
     __u32 tgid;
     __u32 state;
     __u32 exec_id;
+    __u64 cgroup_id;
+    char comm[16];
     bool kthread;
     bool has_regs;  /* fp is filled in */
     bool cacheable; /* ...and may be used to reuse stacks */
@@ -469,9 +471,9 @@ static __always_inline void switch_out(void *ctx, struct task_rec *rec, const st
     rec->id.state = so->state;
     rec->id.kthread = so->kthread;
     rec->id.exec_id = so->exec_id;
-    rec->id.cgroup_id = bpf_get_current_cgroup_id();
+    rec->id.cgroup_id = so->cgroup_id;
     rec->id.uid = (__u32)bpf_get_current_uid_gid();
-    bpf_get_current_comm(rec->id.comm, sizeof(rec->id.comm));
+    __builtin_memcpy(rec->id.comm, so->comm, sizeof(rec->id.comm));
     rec->id.place = stacks_at_switch_out(ctx, rec, so);
     /* A short-lived process may be gone before the next drain: have its
      * mappings read now. Not at a preemption: it may still be in ld.so. */
@@ -632,9 +634,12 @@ int BPF_PROG(on_switch_btf, bool preempt, struct task_struct *prev, struct task_
             .tgid = prev->tgid,
             .state = state_of(preempt, prev_state),
             .exec_id = (__u32)prev->self_exec_id,
+            .cgroup_id = prev->cgroups->dfl_cgrp->kn->id,
             .kthread = !!(prev->flags & PF_KTHREAD),
         };
 
+        *(__u64 *)&so.comm[0] = *(__u64 *)&prev->comm[0];
+        *(__u64 *)&so.comm[8] = *(__u64 *)&prev->comm[8];
         /* a kernel thread has no user registers; a preempted task's
          * kernel stack depends on where it was preempted */
         if (!so.kthread) {
@@ -670,9 +675,11 @@ int BPF_PROG(on_switch_raw, bool preempt, struct task_struct *prev, struct task_
             .tgid = BPF_CORE_READ(prev, tgid),
             .state = state_of(preempt, prev_state),
             .exec_id = (__u32)BPF_CORE_READ(prev, self_exec_id),
+            .cgroup_id = bpf_get_current_cgroup_id(),
             .kthread = !!(flags & PF_KTHREAD),
         };
 
+        bpf_get_current_comm(so.comm, sizeof(so.comm));
         rec = bpf_map_lookup_elem(&tid_recs, &tid);
         if (!rec) {
             struct task_rec *z = bpf_map_lookup_elem(&zero_rec, &zero);
