@@ -309,7 +309,9 @@ static int clear_stale_socket(const struct sockaddr_un *sa)
     return 0;
 }
 
-static int bind_socket(const char *path)
+/* Mode 0600 root:root, or 0660 root:group where there is a group to read
+ * (access_gid): set before listen(), so no one connects in between. */
+static int bind_socket(const char *path, gid_t access_gid)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     _cleanup_close_ int fd = -1;
@@ -328,11 +330,14 @@ static int bind_socket(const char *path)
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -errno;
-    /* root only until the access policy lets others in */
     old = umask(0177);
     r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
     umask(old);
-    if (r < 0 || listen(fd, SOMAXCONN) < 0)
+    if (r < 0)
+        return -errno;
+    if (access_gid != (gid_t)-1 && (chown(path, 0, access_gid) < 0 || chmod(path, 0660) < 0))
+        return -errno;
+    if (listen(fd, SOMAXCONN) < 0)
         return -errno;
     r = fd;
     fd = -1;
@@ -368,7 +373,7 @@ int server_new(struct daemon *d, struct server **ret)
                                "socket activation: expected one listening Unix stream socket");
     }
     if (fd < 0) {
-        fd = bind_socket(d->cfg.socket_path);
+        fd = bind_socket(d->cfg.socket_path, d->access_gid);
         if (fd < 0) {
             free(s);
             return log_error_errno(fd, "cannot listen on %s: %s", d->cfg.socket_path,

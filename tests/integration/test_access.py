@@ -1,5 +1,6 @@
 """Who may read what: root everything; members of the socket's group the stacks of
 their own processes (or all, where configured); anyone else nothing."""
+import grp
 import json
 import os
 import shutil
@@ -21,7 +22,7 @@ def reachable_daemon():
     """A daemon whose socket directory others may traverse (pytest's own is 0700)."""
     home = Path(tempfile.mkdtemp(prefix="offcpud-access-", dir="/tmp"))
     home.chmod(0o755)
-    d = Daemon(home, "--interval", "200ms")
+    d = Daemon(home, "--interval", "200ms", "--socket-group", "no-such-group-here")
     yield d
     d.stop()
     shutil.rmtree(home)
@@ -32,7 +33,7 @@ def as_nobody(d, *args):
                           capture_output=True, text=True, timeout=30)
 
 
-def test_socket_is_root_only(reachable_daemon):
+def test_socket_is_root_only_without_group(reachable_daemon):
     st = os.stat(reachable_daemon.sock)
     assert stat.S_ISSOCK(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600 and st.st_uid == 0
     res = as_nobody(reachable_daemon, "status")
@@ -104,6 +105,9 @@ def group_daemon(users, tmp_path_factory):
         home = Path(tempfile.mkdtemp(prefix="offcpud-group-", dir="/tmp"))
         home.chmod(0o755)
         d = Daemon(home, "--interval", "200ms", "--socket-group", GROUP, *args)
+        st = os.stat(d.sock)
+        assert stat.S_IMODE(st.st_mode) == 0o660 and st.st_uid == 0 and \
+            st.st_gid == grp.getgrnam(GROUP).gr_gid
         # open to all, so that the daemon's own check is what stops the outsider
         os.chmod(d.sock, 0o666)
         made.append((d, home))
