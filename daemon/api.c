@@ -365,6 +365,17 @@ static json_t *stack_cache_json(struct daemon *d)
         checks ? json_real(ratio(v[OFFCPU_STAT_CACHE_MISMATCH], checks)) : json_null());
 }
 
+static json_t *server_json(struct daemon *d)
+{
+    struct server_stats st;
+
+    server_get_stats(d->server, &st);
+    return json_pack("{s:I, s:I, s:I, s:I}", "refused_max_clients",
+                     (json_int_t)st.refused_max_clients, "refused_max_clients_per_uid",
+                     (json_int_t)st.refused_max_clients_per_uid, "idle_closed",
+                     (json_int_t)st.idle_closed, "reply_too_large", (json_int_t)st.reply_too_large);
+}
+
 static json_t *method_status(struct daemon *d, const struct peer *peer, json_t *params)
 {
     const struct ring *r = &d->ring;
@@ -397,6 +408,7 @@ static json_t *method_status(struct daemon *d, const struct peer *peer, json_t *
                      (json_int_t)d->stats.requests, "request_errors",
                      (json_int_t)d->stats.request_errors, "collector", collector_json(d)));
     json_object_update_new(o, stack_cache_json(d));
+    json_object_update_new(o, server_json(d));
     return vl_reply_new(o, false);
 }
 

@@ -34,6 +34,8 @@ void config_defaults(struct config *c)
     c->collector.unwind_callers = true;
     snprintf(c->socket_group, sizeof(c->socket_group), "offcpu");
     c->max_clients = 128;
+    c->max_clients_per_uid = 16;
+    c->idle_timeout_ns = 60 * NSEC_PER_SEC;
     c->request_limit = 64 * 1024;
     c->output_limit = 256ULL << 20;
 }
@@ -200,6 +202,17 @@ int config_set(struct config *c, const char *key, const char *value, const char 
             *why = "must be own or all";
             return -EINVAL;
         }
+    } else if (strcmp(key, "max-clients-per-uid") == 0) {
+        if (parse_u32(value, 1, 65536, &c->max_clients_per_uid) < 0) {
+            *why = "must be a number from 1 to 65536";
+            return -EINVAL;
+        }
+    } else if (strcmp(key, "idle-timeout") == 0) {
+        if (duration_parse(value, &v) < 0 || v < 100 * NSEC_PER_MSEC || v > 3600 * NSEC_PER_SEC) {
+            *why = "must be a duration from 100ms to 1h, e.g. 60s";
+            return -EINVAL;
+        }
+        c->idle_timeout_ns = v;
     } else if (strcmp(key, "max-clients") == 0) {
         if (parse_u32(value, 1, 65536, &c->max_clients) < 0) {
             *why = "must be a number from 1 to 65536";

@@ -3,13 +3,16 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
+#include <time.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
@@ -25,6 +28,10 @@
  * connection and lose it); but not forever. */
 #define DISCARD_LIMIT (16u << 20)
 
+/* Connections root may open beyond max-clients: a flood of others' clients
+ * must not lock out the on-call engineer. */
+#define ROOT_RESERVE 8
+
 struct conn {
     struct event_source src;
     struct server *srv;
@@ -36,16 +43,27 @@ struct conn {
     bool discarding;  /* after an oversized request: error sent, input thrown away */
     bool shut;        /* our side of the stream is shut down */
     size_t discarded;
+    int64_t active_ns; /* CLOCK_MONOTONIC of the last request answered or output written */
     struct conn *prev, *next;
 };
 
 struct server {
     struct event_source listener;
+    struct event_source idle_timer; /* one for all connections */
     struct daemon *d;
     bool bound_here; /* we made the socket file, so we remove it */
     struct conn *conns;
     size_t nconns;
+    struct server_stats stats;
 };
+
+static int64_t monotonic_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
 
 static void conn_free(struct conn *c)
 {
@@ -73,6 +91,7 @@ static void queue(struct conn *c, json_t *msg)
         return;
     r = vl_output_append(&c->out, msg);
     if (r == -ENOBUFS) {
+        c->srv->stats.reply_too_large++;
         json_t *err = vl_error_new("io.offcpud.ReplyTooLarge",
                                    json_pack("{s:I}", "limit", (json_int_t)c->out.limit));
 
@@ -99,6 +118,7 @@ static void process_input(struct conn *c)
         if (r == 0)
             return;
         c->srv->d->stats.requests++;
+        c->active_ns = monotonic_ns();
         if (r < 0) {
             reply = vl_error_new("io.offcpud.InvalidRequest", json_pack("{s:s}", "reason", reason));
         } else {
@@ -194,11 +214,15 @@ static void on_conn(struct event_source *src, uint32_t events)
         return;
     }
     if (events & EPOLLOUT) {
+        size_t start = c->out.start, len = c->out.len;
+
         r = vl_output_flush(&c->out, c->src.fd);
         if (r < 0 && r != -EAGAIN) {
             conn_free(c);
             return;
         }
+        if (c->out.start != start || c->out.len != len)
+            c->active_ns = monotonic_ns();
         /* requests that waited behind the output */
         if (r == 0)
             process_input(c);
@@ -237,12 +261,57 @@ bool peer_in_group(const struct peer *p, gid_t gid)
     return false;
 }
 
+static size_t clients_of(const struct server *s, uid_t uid)
+{
+    size_t n = 0;
+
+    for (const struct conn *c = s->conns; c; c = c->next)
+        n += c->peer.uid == uid;
+    return n;
+}
+
+/* The limit a new connection of peer would pass, or NULL. */
+static const char *limit_reached(struct server *s, const struct peer *p)
+{
+    const struct config *cfg = &s->d->cfg;
+
+    if (s->nconns >= cfg->max_clients + (p->uid == 0 ? ROOT_RESERVE : 0)) {
+        s->stats.refused_max_clients++;
+        return "max-clients";
+    }
+    if (p->uid != 0 && clients_of(s, p->uid) >= cfg->max_clients_per_uid) {
+        s->stats.refused_max_clients_per_uid++;
+        return "max-clients-per-uid";
+    }
+    return NULL;
+}
+
+/* Tell the refused client why, if its socket takes it at once; then close. */
+static void refuse(struct server *s, int fd, const struct peer *p, const char *limit)
+{
+    uint64_t n = s->stats.refused_max_clients + s->stats.refused_max_clients_per_uid;
+    json_t *err = vl_error_new("io.offcpud.TooManyConnections", json_pack("{s:s}", "limit", limit));
+    char *text = json_dumps(err, JSON_COMPACT);
+
+    /* 1st, 2nd, 4th, 8th...: a flood of clients does not flood the log */
+    if ((n & (n - 1)) == 0)
+        log_notice("refused a connection of uid %u (pid %d): %s reached (%" PRIu64 " refused)",
+                   p->uid, p->pid, limit, n);
+    if (text)
+        send(fd, text, strlen(text) + 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+    free(text);
+    json_decref(err);
+    close(fd);
+}
+
 static void on_listener(struct event_source *src, uint32_t events)
 {
     struct server *s = (struct server *)src;
 
     for (;;) {
         int fd = accept4(s->listener.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        const char *limit;
+        struct peer peer;
         struct conn *c;
 
         if (fd < 0) {
@@ -250,17 +319,22 @@ static void on_listener(struct event_source *src, uint32_t events)
                 log_warning("accept: %s", strerror(errno));
             return;
         }
-        if (s->nconns >= s->d->cfg.max_clients) {
-            log_warning("refusing a connection: %zu clients already (max-clients)", s->nconns);
+        if (peer_of(fd, &peer) < 0) {
             close(fd);
+            continue;
+        }
+        limit = limit_reached(s, &peer);
+        if (limit) {
+            refuse(s, fd, &peer, limit);
             continue;
         }
         c = calloc(1, sizeof(*c));
-        if (!c || peer_of(fd, &c->peer) < 0) {
-            free(c);
+        if (!c) {
             close(fd);
             continue;
         }
+        c->peer = peer;
+        c->active_ns = monotonic_ns();
         c->src = (struct event_source){.fd = fd, .dispatch = on_conn};
         c->srv = s;
         c->watched = EPOLLIN;
@@ -344,6 +418,45 @@ static int bind_socket(const char *path, gid_t access_gid)
     return r;
 }
 
+/* Connections with neither a request answered nor output taken for
+ * idle-timeout go: an idle client, a client that stopped reading, or one
+ * that sends a request a byte at a time. */
+static void on_idle_timer(struct event_source *src, uint32_t events)
+{
+    struct server *s = container_of(src, struct server, idle_timer);
+    int64_t deadline = monotonic_ns() - (int64_t)s->d->cfg.idle_timeout_ns;
+    uint64_t expirations;
+    struct conn *next;
+
+    if (read(src->fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+        log_warning("idle timer: %s", strerror(errno));
+    for (struct conn *c = s->conns; c; c = next) {
+        next = c->next;
+        if (c->active_ns < deadline) {
+            s->stats.idle_closed++;
+            conn_free(c);
+        }
+    }
+}
+
+/* Checked four times per idle-timeout, at most once a second. */
+int server_apply_config(struct server *s)
+{
+    uint64_t period = s->d->cfg.idle_timeout_ns / 4;
+    struct itimerspec its;
+
+    if (period > NSEC_PER_SEC)
+        period = NSEC_PER_SEC;
+    its.it_interval = (struct timespec){period / NSEC_PER_SEC, period % NSEC_PER_SEC};
+    its.it_value = its.it_interval;
+    return timerfd_settime(s->idle_timer.fd, 0, &its, NULL) < 0 ? -errno : 0;
+}
+
+void server_get_stats(const struct server *s, struct server_stats *ret)
+{
+    *ret = s->stats;
+}
+
 /* systemd's socket activation hands over one listening Unix socket. */
 static int inherited_socket(void)
 {
@@ -383,10 +496,16 @@ int server_new(struct daemon *d, struct server **ret)
         s->bound_here = true;
     }
     s->listener = (struct event_source){.fd = fd, .dispatch = on_listener};
-    r = event_watch(d->epfd, EPOLL_CTL_ADD, &s->listener, EPOLLIN);
+    s->idle_timer =
+        (struct event_source){.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
+                              .dispatch = on_idle_timer};
+    r = s->idle_timer.fd < 0 ? -errno : server_apply_config(s);
+    if (r == 0)
+        r = event_watch(d->epfd, EPOLL_CTL_ADD, &s->listener, EPOLLIN);
+    if (r == 0)
+        r = event_watch(d->epfd, EPOLL_CTL_ADD, &s->idle_timer, EPOLLIN);
     if (r < 0) {
-        close(fd);
-        free(s);
+        server_free(s);
         return r;
     }
     *ret = s;
@@ -400,6 +519,8 @@ struct server *server_free(struct server *s)
     while (s->conns)
         conn_free(s->conns);
     close(s->listener.fd);
+    if (s->idle_timer.fd >= 0)
+        close(s->idle_timer.fd);
     if (s->bound_here)
         unlink(s->d->cfg.socket_path);
     free(s);

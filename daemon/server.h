@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct daemon;
@@ -27,8 +28,19 @@ struct peer {
 
 bool peer_in_group(const struct peer *p, gid_t gid);
 
+struct server_stats {
+    uint64_t refused_max_clients;
+    uint64_t refused_max_clients_per_uid;
+    uint64_t idle_closed;     /* connections closed after idle-timeout */
+    uint64_t reply_too_large; /* replies over a client's output limit */
+};
+
 int server_new(struct daemon *d, struct server **ret);
 struct server *server_free(struct server *s);
 size_t server_clients(const struct server *s);
+void server_get_stats(const struct server *s, struct server_stats *ret);
+
+/* After a reload: the idle timeout's timer (the limits are read as needed). */
+int server_apply_config(struct server *s);
 
 #endif

@@ -7,9 +7,11 @@ These tests need root and BPF. Outside CI they are skipped without root; in CI
 """
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -154,6 +156,27 @@ def start_daemon(tmp_path):
     yield start
     for d in started:
         d.stop()
+
+
+@pytest.fixture
+def reachable_daemon_factory():
+    """Start daemons whose socket other users can reach (pytest's own tmp is 0700):
+    start(*args, config=TEXT) with an optional configuration file's text."""
+    made = []
+
+    def start(*args, config=None):
+        home = Path(tempfile.mkdtemp(prefix="offcpud-", dir="/tmp"))
+        home.chmod(0o755)
+        if config is not None:
+            (home / "offcpud.conf").write_text(config)
+            args = (*args, "--config", str(home / "offcpud.conf"))
+        made.append((Daemon(home, "--interval", "200ms", *args), home))
+        return made[-1][0]
+
+    yield start
+    for d, home in made:
+        d.stop()
+        shutil.rmtree(home)
 
 
 def run_workload(name: str, *args: str, timeout=60) -> dict:

@@ -3,29 +3,21 @@ their own processes (or all, where configured); anyone else nothing."""
 import grp
 import json
 import os
-import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
-from conftest import OFFCPUCTL, WORKLOADS, Daemon
+from conftest import OFFCPUCTL, WORKLOADS
 
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
 
 @pytest.fixture
-def reachable_daemon():
-    """A daemon whose socket directory others may traverse (pytest's own is 0700)."""
-    home = Path(tempfile.mkdtemp(prefix="offcpud-access-", dir="/tmp"))
-    home.chmod(0o755)
-    d = Daemon(home, "--interval", "200ms", "--socket-group", "no-such-group-here")
-    yield d
-    d.stop()
-    shutil.rmtree(home)
+def reachable_daemon(reachable_daemon_factory):
+    return reachable_daemon_factory("--socket-group", "no-such-group-here")
 
 
 def as_nobody(d, *args):
@@ -98,25 +90,17 @@ def workloads_as(*names):
 
 
 @pytest.fixture
-def group_daemon(users, tmp_path_factory):
-    made = []
-
+def group_daemon(users, reachable_daemon_factory):
     def start(*args):
-        home = Path(tempfile.mkdtemp(prefix="offcpud-group-", dir="/tmp"))
-        home.chmod(0o755)
-        d = Daemon(home, "--interval", "200ms", "--socket-group", GROUP, *args)
+        d = reachable_daemon_factory("--socket-group", GROUP, *args)
         st = os.stat(d.sock)
         assert stat.S_IMODE(st.st_mode) == 0o660 and st.st_uid == 0 and \
             st.st_gid == grp.getgrnam(GROUP).gr_gid
         # open to all, so that the daemon's own check is what stops the outsider
         os.chmod(d.sock, 0o666)
-        made.append((d, home))
         return d
 
-    yield start
-    for d, home in made:
-        d.stop()
-        shutil.rmtree(home)
+    return start
 
 
 def dump_as(d, name, *args):
