@@ -26,6 +26,12 @@
 /* How long the last mappings of a process that is gone are kept: the records
  * of its last interval are drained after it exits, and must still be named. */
 #define GONE_KEEP_NS ((int64_t)(60 * NSEC_PER_SEC))
+/* Reading /proc/PID/maps is most of what naming costs: a live process's
+ * mappings are reused for this long. They are read again sooner for an
+ * address in none of them (a library loaded since), and when a new thread
+ * or an exec is announced (a pid may have been reused). */
+#define MAPS_MAX_AGE_NS     ((int64_t)(30 * NSEC_PER_SEC))
+#define ANNOUNCE_MAX_AGE_NS ((int64_t)(100 * NSEC_PER_MSEC))
 /* ELF files kept at most, and how many passes an unused one is kept. */
 #define FILE_CACHE_MAX   1024
 #define FILE_IDLE_PASSES 64
@@ -60,6 +66,7 @@ struct process {
     bool reread_this_pass; /* once more, for an address in none of the mappings */
     bool frozen;
     int64_t gone_since_ns; /* CLOCK_MONOTONIC; 0 while it lives */
+    int64_t read_ns;       /* CLOCK_MONOTONIC of the last read of its mappings */
     struct proc_maps maps;
     struct elf_file **files; /* per mapping, NULL until first needed */
 };
@@ -465,7 +472,7 @@ static int processes_grow(struct symbolizer *s)
 /* Read once per pass; a process that is gone is remembered as such. */
 static int process_read(pid_t pid, uint32_t exec_id, struct process *p)
 {
-    *p = (struct process){.pid = pid, .exec_id = exec_id};
+    *p = (struct process){.pid = pid, .exec_id = exec_id, .read_ns = monotonic_ns()};
     p->error = proc_maps_read(pid, &p->maps);
     /* a zombie's maps read fine, and are empty: it is gone all the same */
     if (p->error == 0 && p->maps.n == 0) {
@@ -516,7 +523,9 @@ static void freeze_older_images(struct symbolizer *s, size_t i, pid_t pid)
     }
 }
 
-static int process_get(struct symbolizer *s, pid_t pid, uint32_t exec_id, struct process **ret)
+/* The process, its mappings read at most max_age_ns ago (once per pass). */
+static int process_get(struct symbolizer *s, pid_t pid, uint32_t exec_id, int64_t max_age_ns,
+                       struct process **ret)
 {
     struct process p;
     bool found;
@@ -524,7 +533,8 @@ static int process_get(struct symbolizer *s, pid_t pid, uint32_t exec_id, struct
     int r;
 
     i = processes_search(s, pid, exec_id, &found);
-    if (found && !s->procs[i].read_this_pass && !s->procs[i].frozen) {
+    if (found && !s->procs[i].read_this_pass && !s->procs[i].frozen &&
+        monotonic_ns() - s->procs[i].read_ns > max_age_ns) {
         r = process_refresh(s, &s->procs[i]);
         if (r < 0)
             return r;
@@ -608,7 +618,7 @@ int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint32_t exec_id, ui
     int r;
 
     s->stats.user_frames++;
-    r = process_get(s, tgid, exec_id, &p);
+    r = process_get(s, tgid, exec_id, MAPS_MAX_AGE_NS, &p);
     if (r < 0)
         return write_unknown(buf, size, r);
     m = process_find_map(s, p, addr);
@@ -677,7 +687,7 @@ int symbolizer_open_code(struct symbolizer *s, pid_t tgid, uint32_t exec_id, uin
     struct stat st;
     int r, fd;
 
-    r = process_get(s, tgid, exec_id, &p);
+    r = process_get(s, tgid, exec_id, MAPS_MAX_AGE_NS, &p);
     if (r < 0)
         return r;
     m = process_find_map(s, p, ip);
@@ -696,7 +706,7 @@ int symbolizer_open_code(struct symbolizer *s, pid_t tgid, uint32_t exec_id, uin
 int symbolizer_prefetch(struct symbolizer *s, pid_t tgid, uint32_t exec_id)
 {
     struct process *p;
-    int r = process_get(s, tgid, exec_id, &p);
+    int r = process_get(s, tgid, exec_id, ANNOUNCE_MAX_AGE_NS, &p);
 
     if (r < 0)
         return r;

@@ -41,9 +41,10 @@ struct symbolizer_stats {
 int symbolizer_new(struct symbolizer **ret);
 struct symbolizer *symbolizer_free(struct symbolizer *s);
 
-/* Start a pass (one drain). Process mappings read during a pass are reused
- * within it and re-read in the next one; ELF files stay cached across passes
- * while they are in use, and /proc/kallsyms is re-read when modules change. */
+/* Start a pass (one drain). A process's mappings are read at most once per
+ * pass, and reused across passes for a while (sooner re-read for an address
+ * in none of them, or when the process is announced); ELF files stay cached
+ * while in use; /proc/kallsyms is re-read when modules change. */
 void symbolizer_begin_pass(struct symbolizer *s);
 
 /* Name a frame of process tgid, in the image its exec_id-th exec started
