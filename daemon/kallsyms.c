@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "kallsyms.h"
 #include "array.h"
+#include "sorted_search.h"
 #include "strpool.h"
 
 #include <errno.h>
@@ -219,18 +220,10 @@ int kallsyms_load(struct kallsyms *k, const char *path)
 int kallsyms_lookup(const struct kallsyms *k, uint64_t addr, const char **ret_name,
                     const char **ret_module)
 {
-    size_t lo = 0, hi = k->n;
+    size_t lo = sorted_count_at_or_below(k->syms, k->n, sizeof(*k->syms),
+                                         offsetof(struct ksym, addr), addr);
     const struct ksym *s;
 
-    /* the last symbol starting at or below addr */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-
-        if (k->syms[mid].addr <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
     if (lo == 0)
         return -ENOENT;
     s = &k->syms[lo - 1];

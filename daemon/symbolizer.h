@@ -5,7 +5,9 @@
  * Kernel: /proc/kallsyms. User: the ELF file behind the mapping that holds
  * the address, opened through /proc/PID/map_files (or /proc/PID/root) so that
  * deleted binaries and containers resolve to the file actually mapped, and
- * cached by identity so that one file is read once.
+ * cached by identity so that one file is read once. JIT code (anonymous
+ * memory, or a file that is not ELF) is named from the process's perf map,
+ * /tmp/perf-PID.map inside its root.
  *
  * Names are written into a caller's buffer. A frame that cannot be named is
  * written as "module+0xOFFSET" (file offset), "[vdso]", "[anon]" or, when
@@ -32,6 +34,7 @@ struct symbolizer_stats {
     uint64_t kernel_frames;
     uint64_t kernel_named;
     uint64_t kallsyms_loads; /* /proc/kallsyms reads */
+    uint64_t perf_map_reads; /* perf maps (JIT code) read */
 };
 
 /* Returned by symbolizer_kernel_frame for frames of the tracer itself
