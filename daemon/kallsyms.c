@@ -234,6 +234,21 @@ int kallsyms_lookup(const struct kallsyms *k, uint64_t addr, const char **ret_na
     return 0;
 }
 
+void kallsyms_set_extents(struct kallsyms *k, const char *module, const struct ksym_extent *ext,
+                          size_t n)
+{
+    for (size_t i = 0; i < k->n; i++) {
+        struct ksym *s = &k->syms[i];
+        size_t at;
+
+        if (!s->module || strcmp(k->pool + s->module, module) != 0)
+            continue;
+        at = sorted_count_at_or_below(ext, n, sizeof(*ext), offsetof(struct ksym_extent, start),
+                                      s->addr);
+        s->end = at > 0 && ext[at - 1].start == s->addr ? s->addr + ext[at - 1].len : s->addr;
+    }
+}
+
 size_t kallsyms_count(const struct kallsyms *k)
 {
     return k->n;

@@ -15,8 +15,8 @@
 
 #include "debug_files.h"
 #include "elf_symbols.h"
-#include "fnv.h"
 #include "kallsyms.h"
+#include "kernel_code.h"
 #include "macro.h"
 #include "perf_map.h"
 #include "proc_maps.h"
@@ -86,7 +86,7 @@ struct symbolizer {
     struct kallsyms *kallsyms;
     bool kallsyms_stale;
     unsigned kallsyms_pass;
-    uint64_t modules_hash;
+    uint64_t kernel_code_hash;
 
     struct symbolizer_stats stats;
 };
@@ -219,35 +219,6 @@ static void files_evict_idle(struct symbolizer *s)
     s->n_files = n;
 }
 
-/* Only what tells that the set of modules changed, not the reference
- * counts, which move whenever a module's device is opened. */
-static uint64_t hash_modules_line(uint64_t h, char *line)
-{
-    char *save = NULL, *field = strtok_r(line, " \n", &save);
-
-    for (unsigned i = 0; field; i++, field = strtok_r(NULL, " \n", &save)) {
-        if (i == 2 || i == 3) /* refcount, users */
-            continue;
-        h = fnv1a(h, field, strlen(field) + 1); /* with the NUL: fields stay apart */
-    }
-    return h;
-}
-
-/* 0 when there are no modules to watch (no /proc/modules). */
-static uint64_t modules_hash(void)
-{
-    _cleanup_fclose_ FILE *f = fopen("/proc/modules", "re");
-    _cleanup_free_ char *line = NULL;
-    uint64_t h = FNV1A_INIT;
-    size_t line_size = 0;
-
-    if (!f)
-        return 0;
-    while (getline(&line, &line_size, f) >= 0)
-        h = hash_modules_line(h, line);
-    return h;
-}
-
 /* Every process is read again when next asked for; one gone for long is
  * forgotten, and so is one whose mappings could never be read. */
 static void processes_begin_pass(struct symbolizer *s)
@@ -271,13 +242,13 @@ static void processes_begin_pass(struct symbolizer *s)
 
 void symbolizer_begin_pass(struct symbolizer *s)
 {
-    uint64_t h = modules_hash();
+    uint64_t h = kernel_code_hash();
 
     s->pass++;
     processes_begin_pass(s);
     files_evict_idle(s);
-    if (h != s->modules_hash) {
-        s->modules_hash = h;
+    if (h != s->kernel_code_hash) {
+        s->kernel_code_hash = h;
         s->kallsyms_stale = true;
     }
 }
@@ -684,7 +655,15 @@ int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint32_t exec_id, ui
 /* A failed read is not retried at every frame: it counts as a read. */
 static void kallsyms_refresh(struct symbolizer *s)
 {
+    _cleanup_free_ struct ksym_extent *bpf = NULL;
+    size_t n_bpf = 0;
+    /* the programs first: one loaded after is not listed yet, and names
+     * nothing; where they cannot be listed, their extents are guessed */
+    int r = bpf_code_extents(&bpf, &n_bpf);
+
     kallsyms_load(s->kallsyms, "/proc/kallsyms");
+    if (r == 0)
+        kallsyms_set_extents(s->kallsyms, "bpf", bpf, n_bpf);
     s->stats.kallsyms_loads++;
     s->kallsyms_stale = false;
     s->kallsyms_pass = s->pass;

@@ -37,8 +37,10 @@ struct symbolizer_stats {
     uint64_t perf_map_reads; /* perf maps (JIT code) read */
 };
 
-/* Returned by symbolizer_kernel_frame for frames of the tracer itself
- * (bpf_prog_*, bpf_trace_run*, __traceiter_*, __bpf_trace_*): drop them. */
+/* Returned by symbolizer_kernel_frame (name filled) for frames of the kinds
+ * the tracer's own are made of (bpf_prog_*, bpf_trace_run*, __traceiter_*,
+ * __bpf_trace_*): drop those at the leaf end of a stack, where it was taken;
+ * further up they are another program's. */
 #define SYMBOLIZER_SKIP 1
 
 int symbolizer_new(struct symbolizer **ret);
@@ -46,7 +48,8 @@ struct symbolizer *symbolizer_free(struct symbolizer *s);
 
 /* Start a pass (one drain). Process mappings read during a pass are reused
  * within it and re-read in the next one; ELF files stay cached across passes
- * while they are in use, and /proc/kallsyms is re-read when modules change. */
+ * while they are in use, and /proc/kallsyms is re-read when modules or BPF
+ * programs come or go. */
 void symbolizer_begin_pass(struct symbolizer *s);
 
 /* Name a frame of process tgid, in the image its exec_id-th exec started
