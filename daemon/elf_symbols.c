@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "elf_symbols.h"
 #include "array.h"
+#include "sorted_search.h"
 #include "strpool.h"
 
 #include <errno.h>
@@ -371,18 +372,11 @@ int elf_symbols_offset_to_vaddr(const struct elf_symbols *e, uint64_t offset, ui
 
 const char *elf_symbols_lookup(const struct elf_symbols *e, uint64_t vaddr)
 {
-    size_t lo = 0, hi = e->n;
+    size_t lo = sorted_count_at_or_below(e->syms, e->n, sizeof(*e->syms),
+                                         offsetof(struct esym, addr), vaddr);
 
-    /* the last symbol starting at or below vaddr */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-
-        if (e->syms[mid].addr <= vaddr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    /* then back while an earlier symbol may still reach vaddr */
+    /* back from the last symbol starting at or below vaddr, while an earlier symbol may still reach
+     * vaddr */
     for (size_t i = lo, steps = 0; i > 0 && steps < LOOKUP_WALK_MAX; i--, steps++) {
         const struct esym *s = &e->syms[i - 1];
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "kallsyms.h"
 #include "array.h"
+#include "sorted_search.h"
 #include "strpool.h"
 
 #include <errno.h>
@@ -219,18 +220,10 @@ int kallsyms_load(struct kallsyms *k, const char *path)
 int kallsyms_lookup(const struct kallsyms *k, uint64_t addr, const char **ret_name,
                     const char **ret_module)
 {
-    size_t lo = 0, hi = k->n;
+    size_t lo = sorted_count_at_or_below(k->syms, k->n, sizeof(*k->syms),
+                                         offsetof(struct ksym, addr), addr);
     const struct ksym *s;
 
-    /* the last symbol starting at or below addr */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-
-        if (k->syms[mid].addr <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
     if (lo == 0)
         return -ENOENT;
     s = &k->syms[lo - 1];
@@ -239,6 +232,21 @@ int kallsyms_lookup(const struct kallsyms *k, uint64_t addr, const char **ret_na
     *ret_name = k->pool + s->name;
     *ret_module = s->module ? k->pool + s->module : NULL;
     return 0;
+}
+
+void kallsyms_set_extents(struct kallsyms *k, const char *module, const struct ksym_extent *ext,
+                          size_t n)
+{
+    for (size_t i = 0; i < k->n; i++) {
+        struct ksym *s = &k->syms[i];
+        size_t at;
+
+        if (!s->module || strcmp(k->pool + s->module, module) != 0)
+            continue;
+        at = sorted_count_at_or_below(ext, n, sizeof(*ext), offsetof(struct ksym_extent, start),
+                                      s->addr);
+        s->end = at > 0 && ext[at - 1].start == s->addr ? s->addr + ext[at - 1].len : s->addr;
+    }
 }
 
 size_t kallsyms_count(const struct kallsyms *k)

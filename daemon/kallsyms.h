@@ -4,7 +4,8 @@
  * the next one starts. kallsyms has no sizes, so that is the best bound there
  * is; only where the next symbol belongs to another module (or there is none)
  * is the end capped, so that code loaded since the last read (a module, a BPF
- * program) is not named after whatever precedes it.
+ * program) is not named after whatever precedes it. JITed BPF programs can
+ * be given their exact extents, which the BPF subsystem knows.
  */
 #ifndef KALLSYMS_H
 #define KALLSYMS_H
@@ -30,9 +31,21 @@ int kallsyms_lookup(const struct kallsyms *k, uint64_t addr, const char **ret_na
 
 size_t kallsyms_count(const struct kallsyms *k);
 
-/* Frames of the tracer itself: JITed BPF programs (bpf_prog_<tag>[_name]) and
- * the tracepoint glue that calls them (bpf_trace_run*, __traceiter_*,
- * __bpf_trace_*). Kernel functions merely named bpf_prog_* are not. */
+/* Where a function's code lies, exactly. */
+struct ksym_extent {
+    uint64_t start, len;
+};
+
+/* Give the symbols of module exactly the extents listed (sorted by start);
+ * one not listed (loaded or gone between the two reads) names no address:
+ * its extent is unknown, and a guess could take a neighbour's name. */
+void kallsyms_set_extents(struct kallsyms *k, const char *module, const struct ksym_extent *ext,
+                          size_t n);
+
+/* Frames of the kinds the tracer's own are made of: JITed BPF programs
+ * (bpf_prog_<tag>[_name], module "bpf") and the tracepoint glue that calls
+ * them (bpf_trace_run*, __traceiter_*, __bpf_trace_*). Kernel functions
+ * merely named bpf_prog_* are not. */
 bool kallsyms_is_tracer_frame(const char *name);
 
 #endif

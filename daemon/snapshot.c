@@ -39,7 +39,9 @@ static uint32_t name_frames(struct builder *b, const struct offcpu_stack *s,
         else
             r = symbolizer_user_frame(b->sym, k->tgid, k->exec_id, s->ip[i], i == 0, names[n],
                                       FRAME_MAX);
-        if (r == SYMBOLIZER_SKIP)
+        /* the tracer's frames are where the stack was taken, at its leaf
+         * end; further up, a BPF program is another's, and keeps its name */
+        if (r == SYMBOLIZER_SKIP && n == 0)
             continue;
         if (r < 0 && !s->kernel && i > 0) {
             *cut = true;

@@ -15,9 +15,10 @@
 
 #include "debug_files.h"
 #include "elf_symbols.h"
-#include "fnv.h"
 #include "kallsyms.h"
+#include "kernel_code.h"
 #include "macro.h"
+#include "perf_map.h"
 #include "proc_maps.h"
 
 /* Processes whose mappings are kept; past that the cache is emptied and
@@ -38,6 +39,9 @@
 /* An address kallsyms does not know may be code loaded since the last read
  * (a BPF program, a module): re-read then, but not more often than this. */
 #define KALLSYMS_RETRY_PASSES 16
+/* Memory for the perf maps of all processes; past it, JIT code of further
+ * processes stays unnamed. */
+#define PERF_MAPS_BYTES_MAX (64u << 20)
 
 #define UNKNOWN "[unknown]"
 
@@ -69,6 +73,11 @@ struct process {
     int64_t read_ns;       /* CLOCK_MONOTONIC of the last read of its mappings */
     struct proc_maps maps;
     struct elf_file **files; /* per mapping, NULL until first needed */
+    /* names of its JIT code, checked for changes once per pass while it
+     * lives, and kept as last read once it is gone */
+    struct perf_map *perf_map;
+    struct file_key perf_map_key;
+    bool perf_map_checked;
 };
 
 struct symbolizer {
@@ -80,10 +89,12 @@ struct symbolizer {
     struct elf_file **files; /* sorted by key */
     size_t n_files;
 
+    size_t perf_maps_bytes;
+
     struct kallsyms *kallsyms;
     bool kallsyms_stale;
     unsigned kallsyms_pass;
-    uint64_t modules_hash;
+    uint64_t kernel_code_hash;
 
     struct symbolizer_stats stats;
 };
@@ -156,19 +167,28 @@ static int64_t monotonic_ns(void)
     return (int64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
-static void process_done(struct process *p)
+static void process_drop_perf_map(struct symbolizer *s, struct process *p)
+{
+    if (!p->perf_map)
+        return;
+    s->perf_maps_bytes -= perf_map_bytes(p->perf_map);
+    p->perf_map = perf_map_free(p->perf_map);
+}
+
+static void process_done(struct symbolizer *s, struct process *p)
 {
     for (size_t i = 0; p->files && i < p->maps.n; i++)
         if (p->files[i] && p->files[i] != &no_file)
             p->files[i]->refs--;
     proc_maps_done(&p->maps);
     free(p->files);
+    process_drop_perf_map(s, p);
 }
 
 static void processes_clear(struct symbolizer *s)
 {
     for (size_t i = 0; i < s->n_procs; i++)
-        process_done(&s->procs[i]);
+        process_done(s, &s->procs[i]);
     s->n_procs = 0;
 }
 
@@ -207,35 +227,6 @@ static void files_evict_idle(struct symbolizer *s)
     s->n_files = n;
 }
 
-/* Only what tells that the set of modules changed, not the reference
- * counts, which move whenever a module's device is opened. */
-static uint64_t hash_modules_line(uint64_t h, char *line)
-{
-    char *save = NULL, *field = strtok_r(line, " \n", &save);
-
-    for (unsigned i = 0; field; i++, field = strtok_r(NULL, " \n", &save)) {
-        if (i == 2 || i == 3) /* refcount, users */
-            continue;
-        h = fnv1a(h, field, strlen(field) + 1); /* with the NUL: fields stay apart */
-    }
-    return h;
-}
-
-/* 0 when there are no modules to watch (no /proc/modules). */
-static uint64_t modules_hash(void)
-{
-    _cleanup_fclose_ FILE *f = fopen("/proc/modules", "re");
-    _cleanup_free_ char *line = NULL;
-    uint64_t h = FNV1A_INIT;
-    size_t line_size = 0;
-
-    if (!f)
-        return 0;
-    while (getline(&line, &line_size, f) >= 0)
-        h = hash_modules_line(h, line);
-    return h;
-}
-
 /* Every process is read again when next asked for; one gone for long is
  * forgotten, and so is one whose mappings could never be read. */
 static void processes_begin_pass(struct symbolizer *s)
@@ -247,11 +238,12 @@ static void processes_begin_pass(struct symbolizer *s)
         struct process *p = &s->procs[i];
 
         if (p->error < 0 || (p->gone_since_ns && now - p->gone_since_ns > GONE_KEEP_NS)) {
-            process_done(p);
+            process_done(s, p);
             continue;
         }
         p->read_this_pass = false;
         p->reread_this_pass = false;
+        p->perf_map_checked = false;
         s->procs[n++] = *p;
     }
     s->n_procs = n;
@@ -259,13 +251,13 @@ static void processes_begin_pass(struct symbolizer *s)
 
 void symbolizer_begin_pass(struct symbolizer *s)
 {
-    uint64_t h = modules_hash();
+    uint64_t h = kernel_code_hash();
 
     s->pass++;
     processes_begin_pass(s);
     files_evict_idle(s);
-    if (h != s->modules_hash) {
-        s->modules_hash = h;
+    if (h != s->kernel_code_hash) {
+        s->kernel_code_hash = h;
         s->kallsyms_stale = true;
     }
 }
@@ -502,12 +494,17 @@ static int process_refresh(struct symbolizer *s, struct process *p)
         return r;
     s->stats.maps_reads++;
     if (fresh.error < 0) {
-        process_done(&fresh);
+        process_done(s, &fresh);
         if (!p->gone_since_ns)
             p->gone_since_ns = monotonic_ns();
         return 0;
     }
-    process_done(p);
+    /* the same pid may be another process now: its perf map is checked
+     * again before use, and kept only if it is the same file */
+    fresh.perf_map = p->perf_map;
+    fresh.perf_map_key = p->perf_map_key;
+    p->perf_map = NULL;
+    process_done(s, p);
     *p = fresh;
     p->read_this_pass = true;
     return 0;
@@ -590,6 +587,48 @@ static const char *path_basename(const char *path)
     return slash ? slash + 1 : path;
 }
 
+/* Read the process's perf map again if it changed, once per pass while the
+ * process lives; once it is gone, what was read last is what it had. */
+static void process_check_perf_map(struct symbolizer *s, struct process *p)
+{
+    _cleanup_close_ int fd = -EBADF;
+    struct perf_map *m = NULL;
+    struct file_key k;
+    struct stat st;
+
+    if (p->perf_map_checked || p->gone_since_ns || p->frozen)
+        return;
+    p->perf_map_checked = true;
+    fd = perf_map_open(p->pid, &st);
+    if (fd == -ESRCH)
+        return; /* exited since its mappings were read: keep the last names */
+    if (fd < 0) {
+        process_drop_perf_map(s, p);
+        return;
+    }
+    k = file_key_from_stat(&st);
+    if (p->perf_map && file_key_compare(&k, &p->perf_map_key) == 0)
+        return;
+    process_drop_perf_map(s, p);
+    if (perf_map_read(fd, &m) < 0)
+        return;
+    s->stats.perf_map_reads++;
+    if (s->perf_maps_bytes + perf_map_bytes(m) > PERF_MAPS_BYTES_MAX) {
+        perf_map_free(m);
+        return;
+    }
+    s->perf_maps_bytes += perf_map_bytes(m);
+    p->perf_map = m;
+    p->perf_map_key = k;
+}
+
+/* JIT code: in anonymous memory, or in a file that is not ELF (a memfd). */
+static const char *jit_symbol(struct symbolizer *s, struct process *p, uint64_t addr)
+{
+    process_check_perf_map(s, p);
+    return p->perf_map ? perf_map_lookup(p->perf_map, addr) : NULL;
+}
+
 /* A symbol of the file when one holds the address; else the file offset,
  * which stays meaningful (addr2line, a later symbolization) and is never
  * a wrong name. */
@@ -603,6 +642,8 @@ static int name_file_frame(struct symbolizer *s, struct process *p, size_t map, 
 
     if (f->syms && elf_symbols_offset_to_vaddr(f->syms, offset, &vaddr) == 0)
         name = elf_symbols_lookup(f->syms, vaddr);
+    else if (!f->syms)
+        name = jit_symbol(s, p, addr);
     if (!name)
         return write_name(buf, size, "%s+0x%" PRIx64, path_basename(m->path), offset);
     s->stats.user_named++;
@@ -614,6 +655,7 @@ int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint32_t exec_id, ui
 {
     uint64_t addr = is_leaf || ip == 0 ? ip : ip - 1;
     const struct proc_map *m;
+    const char *name;
     struct process *p;
     int r;
 
@@ -630,14 +672,26 @@ int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint32_t exec_id, ui
     case PROC_MAP_VDSO:
         return write_name(buf, size, "[vdso]");
     default:
-        return write_name(buf, size, "[anon]");
+        name = jit_symbol(s, p, addr);
+        if (!name)
+            return write_name(buf, size, "[anon]");
+        s->stats.user_named++;
+        return write_symbol(buf, size, name);
     }
 }
 
 /* A failed read is not retried at every frame: it counts as a read. */
 static void kallsyms_refresh(struct symbolizer *s)
 {
+    _cleanup_free_ struct ksym_extent *bpf = NULL;
+    size_t n_bpf = 0;
+    /* the programs first: one loaded after is not listed yet, and names
+     * nothing; where they cannot be listed, their extents are guessed */
+    int r = bpf_code_extents(&bpf, &n_bpf);
+
     kallsyms_load(s->kallsyms, "/proc/kallsyms");
+    if (r == 0)
+        kallsyms_set_extents(s->kallsyms, "bpf", bpf, n_bpf);
     s->stats.kallsyms_loads++;
     s->kallsyms_stale = false;
     s->kallsyms_pass = s->pass;
@@ -710,9 +764,12 @@ int symbolizer_prefetch(struct symbolizer *s, pid_t tgid, uint32_t exec_id)
 
     if (r < 0)
         return r;
-    for (size_t i = 0; i < p->maps.n; i++)
+    for (size_t i = 0; i < p->maps.n; i++) {
         if (p->maps.maps[i].kind == PROC_MAP_FILE)
             process_file(s, p, i);
+        else if (p->maps.maps[i].kind == PROC_MAP_ANON)
+            process_check_perf_map(s, p);
+    }
     return 0;
 }
 

@@ -5,7 +5,9 @@
  * Kernel: /proc/kallsyms. User: the ELF file behind the mapping that holds
  * the address, opened through /proc/PID/map_files (or /proc/PID/root) so that
  * deleted binaries and containers resolve to the file actually mapped, and
- * cached by identity so that one file is read once.
+ * cached by identity so that one file is read once. JIT code (anonymous
+ * memory, or a file that is not ELF) is named from the process's perf map,
+ * /tmp/perf-PID.map inside its root.
  *
  * Names are written into a caller's buffer. A frame that cannot be named is
  * written as "module+0xOFFSET" (file offset), "[vdso]", "[anon]" or, when
@@ -32,10 +34,13 @@ struct symbolizer_stats {
     uint64_t kernel_frames;
     uint64_t kernel_named;
     uint64_t kallsyms_loads; /* /proc/kallsyms reads */
+    uint64_t perf_map_reads; /* perf maps (JIT code) read */
 };
 
-/* Returned by symbolizer_kernel_frame for frames of the tracer itself
- * (bpf_prog_*, bpf_trace_run*, __traceiter_*, __bpf_trace_*): drop them. */
+/* Returned by symbolizer_kernel_frame (name filled) for frames of the kinds
+ * the tracer's own are made of (bpf_prog_*, bpf_trace_run*, __traceiter_*,
+ * __bpf_trace_*): drop those at the leaf end of a stack, where it was taken;
+ * further up they are another program's. */
 #define SYMBOLIZER_SKIP 1
 
 int symbolizer_new(struct symbolizer **ret);
@@ -44,7 +49,8 @@ struct symbolizer *symbolizer_free(struct symbolizer *s);
 /* Start a pass (one drain). A process's mappings are read at most once per
  * pass, and reused across passes for a while (sooner re-read for an address
  * in none of them, or when the process is announced); ELF files stay cached
- * while in use; /proc/kallsyms is re-read when modules change. */
+ * while in use; /proc/kallsyms is re-read when modules or BPF programs come
+ * or go. */
 void symbolizer_begin_pass(struct symbolizer *s);
 
 /* Name a frame of process tgid, in the image its exec_id-th exec started

@@ -202,8 +202,10 @@ int vl_call(int fd, const char *method, json_t *params, size_t reply_limit, json
     json_decref(call);
     if (!text)
         return -ENOMEM;
+    /* a daemon that refuses the connection says why before closing: read
+     * that, though our request could not be written */
     r = write_all(fd, text, strlen(text) + 1);
-    if (r < 0)
+    if (r < 0 && r != -EPIPE && r != -ECONNRESET)
         return r;
 
     vl_input_init(&in, reply_limit);

@@ -45,8 +45,9 @@ def test_unprivileged_caller_refused(reachable_daemon):
 
 # ---- the socket's group: members read the stacks of their own processes ----
 
-GROUP = "offcpu-test"
-MEMBER, OTHER, OUTSIDER = "offcpu-test-a", "offcpu-test-b", "offcpu-test-c"
+# per run: test runs on one machine must not share users
+GROUP = f"offcpu-t{os.getpid()}"
+MEMBER, OTHER, OUTSIDER = (f"offcpu-t{os.getpid()}-{x}" for x in "abc")
 
 
 @pytest.fixture(scope="module")

@@ -36,7 +36,9 @@ def test_cached_stacks_equal_walked_stacks(start_daemon, tmp_path):
         f"only walking: {sorted(set(b) - set(a))}")
     for stack, row in a.items():
         other = b[stack]
-        assert row["count"] == other["count"], (stack, row, other)
+        # one walk in a few hundred can fail (a page of the user stack not resident:
+        # user_stack_efault in status) where the other daemon reused its stacks
+        assert abs(row["count"] - other["count"]) <= 1, (stack, row, other)
         # the two programs read the clock a few microseconds apart, per episode
         assert abs(row["total_ns"] - other["total_ns"]) <= 50_000 * row["count"] + 1_000_000, \
             (stack, row, other)

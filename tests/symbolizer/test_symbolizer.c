@@ -4,7 +4,7 @@
  * linked by lld, using a shared library) print addresses of their functions
  * with the names those must get; this names them through /proc as the
  * daemon does. Then the kernel side against /proc/kallsyms, and the parsers
- * against made-up and hostile input.
+ * against made-up and hostile input (kallsyms's: test_kernel_symbols.c).
  *
  * Usage: test_symbolizer PIE NOPIE LLD WITHLIB STRIPPED CPP RUST_V0 RUST_LEGACY
  */
@@ -387,76 +387,9 @@ static int count_fds(void)
     return n;
 }
 
-static void test_tracer_names(void)
-{
-    static const struct {
-        const char *name;
-        bool tracer;
-    } cases[] = {
-        {"bpf_prog_6deef7357e7b4530_sd_fw_egress", true},
-        {"bpf_prog_6deef7357e7b4530", true},
-        {"bpf_trace_run4", true},
-        {"__traceiter_sched_switch", true},
-        {"__bpf_trace_sched_switch", true},
-        {"bpf_prog_realloc", false},
-        {"bpf_prog_6deef7357e7b45", false},
-        {"schedule", false},
-    };
-
-    for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
-        CHECK(kallsyms_is_tracer_frame(cases[i].name) == cases[i].tracer, "tracer frame %s: %s",
-              cases[i].name, cases[i].tracer ? "yes" : "no");
-}
-
 static FILE *memfile(const char *text)
 {
     return fmemopen((void *)text, strlen(text), "r");
-}
-
-static void check_ksym(const struct kallsyms *k, uint64_t addr, const char *want_name,
-                       const char *want_module)
-{
-    const char *name = NULL, *module = NULL;
-    int r = kallsyms_lookup(k, addr, &name, &module);
-
-    if (!want_name) {
-        CHECK(r == -ENOENT, "kallsyms: 0x%" PRIx64 " -> none (%s)", addr, r == 0 ? name : "none");
-        return;
-    }
-    CHECK(r == 0 && strcmp(name, want_name) == 0 &&
-              (want_module ? module && strcmp(module, want_module) == 0 : !module),
-          "kallsyms: 0x%" PRIx64 " -> %s [%s]", addr, r == 0 ? name : "none", module ? module : "");
-}
-
-static void test_kallsyms_parse(void)
-{
-    static const char text[] = "ffffffff81000000 T _stext\n"
-                               "ffffffff81000000 T startup_64\n"
-                               "ffffffff81000100 t do_thing\n"
-                               "ffffffff81000200 D some_data\n"
-                               "ffffffff81000300 T last_core\n"
-                               "0000000000000000 A per_cpu_thing\n"
-                               "garbage line\n"
-                               "ffffffffc0000000 t mod_func\t[mymod]\n"
-                               "ffffffffc0000040 t mod_last\t[mymod]\n"
-                               "ffffffffc0100000 t other_func\t[other]\n";
-    _cleanup_fclose_ FILE *f = memfile(text);
-    struct kallsyms *k = NULL;
-
-    CHECK(kallsyms_new(&k) == 0 && f && kallsyms_parse(k, f) == 0, "kallsyms: made-up file read");
-    if (!k)
-        return;
-    CHECK(kallsyms_count(k) == 7, "kallsyms: 7 symbols kept (%zu)", kallsyms_count(k));
-    check_ksym(k, 0xffffffff80ffffff, NULL, NULL);
-    check_ksym(k, 0xffffffff81000000, "startup_64", NULL);
-    check_ksym(k, 0xffffffff810001ff, "do_thing", NULL);
-    check_ksym(k, 0xffffffff81000200, NULL, NULL); /* data */
-    check_ksym(k, 0xffffffff81000300, "last_core", NULL);
-    check_ksym(k, 0xffffffff81002000, NULL, NULL); /* far past the core's last */
-    check_ksym(k, 0xffffffffc0000041, "mod_last", "mymod");
-    check_ksym(k, 0xffffffffc0080000, NULL, NULL); /* between modules */
-    check_ksym(k, 0xffffffffc0100010, "other_func", "other");
-    kallsyms_free(k);
 }
 
 static void test_proc_maps_parse(void)
@@ -589,8 +522,6 @@ int main(int argc, char **argv)
     CHECK(st.kallsyms_loads == 1, "kallsyms read once");
     test_kallsyms_retry(s);
     s = symbolizer_free(s);
-    test_tracer_names();
-    test_kallsyms_parse();
     test_proc_maps_parse();
     test_hostile_elf(argv[1]);
     CHECK(count_fds() == fds, "no descriptor left open (%d, %d before)", count_fds(), fds);
