@@ -287,7 +287,7 @@ static json_t *method_dump(struct daemon *d, const struct peer *peer, json_t *pa
 
     /* a window reaching now includes the generation still being collected:
      * the last milliseconds before a query are what an incident is about */
-    if (q.end_ns >= now &&
+    if (q.end_ns >= now && d->collector &&
         clock_ns(CLOCK_MONOTONIC) - d->last_drain_mono_ns > (int64_t)NSEC_PER_MSEC)
         daemon_drain(d);
 
@@ -369,7 +369,9 @@ static json_t *server_json(struct daemon *d)
 {
     struct server_stats st;
 
-    server_get_stats(d->server, &st);
+    memset(&st, 0, sizeof(st));
+    if (d->server)
+        server_get_stats(d->server, &st);
     return json_pack("{s:I, s:I, s:I, s:I}", "refused_max_clients",
                      (json_int_t)st.refused_max_clients, "refused_max_clients_per_uid",
                      (json_int_t)st.refused_max_clients_per_uid, "idle_closed",
@@ -382,12 +384,16 @@ static json_t *method_status(struct daemon *d, const struct peer *peer, json_t *
     struct symbolizer_stats ss;
     json_t *o;
 
-    symbolizer_get_stats(d->sym, &ss);
-    collector_read_stats(d->collector, d->stats.collector);
+    /* (the fuzzers run the methods on a daemon without these) */
+    memset(&ss, 0, sizeof(ss));
+    if (d->sym)
+        symbolizer_get_stats(d->sym, &ss);
+    if (d->collector)
+        collector_read_stats(d->collector, d->stats.collector);
     o = json_pack("{s:s, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I}", "version", OFFCPUD_VERSION,
                   "pid", (json_int_t)getpid(), "uptime_ns",
                   (json_int_t)(clock_ns(CLOCK_MONOTONIC) - d->started_mono_ns), "attach",
-                  collector_attach_name(d->collector), "interval_ns",
+                  d->collector ? collector_attach_name(d->collector) : "none", "interval_ns",
                   (json_int_t)d->cfg.interval_ns, "retention_ns", (json_int_t)d->cfg.retention_ns,
                   "memory_limit", (json_int_t)d->cfg.memory_limit, "memory_used",
                   (json_int_t)ring_memory(r), "snapshots", (json_int_t)r->n);
@@ -404,7 +410,7 @@ static json_t *method_status(struct daemon *d, const struct peer *peer, json_t *
                      (json_int_t)d->stats.snap.records, "stacks_interned",
                      (json_int_t)r->intern.stacks.count, "strings_interned",
                      (json_int_t)r->intern.strings.count, "symbol_files", (json_int_t)ss.elf_files,
-                     "clients", (json_int_t)server_clients(d->server), "requests",
+                     "clients", (json_int_t)(d->server ? server_clients(d->server) : 0), "requests",
                      (json_int_t)d->stats.requests, "request_errors",
                      (json_int_t)d->stats.request_errors, "collector", collector_json(d)));
     json_object_update_new(o, stack_cache_json(d));

@@ -28,46 +28,6 @@
 #include "persist.h"
 #include "server.h"
 
-int64_t clock_ns(int clock)
-{
-    struct timespec ts;
-
-    clock_gettime(clock, &ts);
-    return (int64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
-
-int daemon_drain(struct daemon *d)
-{
-    int64_t t0 = clock_ns(CLOCK_MONOTONIC), took;
-    struct snapshot *snap;
-    struct drained *dr;
-    int r;
-
-    /* execs announced but not yet seen would name old images' frames from
-     * the new image's mappings */
-    collector_take_announcements(d->collector);
-    r = collector_flip_and_drain(d->collector, &dr);
-    if (r < 0)
-        return r;
-    r = snapshot_build(dr, d->sym, d->cgroups, &d->ring.intern, &snap, &d->stats.snap);
-    if (r < 0)
-        return log_error_errno(r, "keeping a snapshot of %zu records: %s", dr->n, strerror(-r));
-    r = ring_push(&d->ring, snap, clock_ns(CLOCK_REALTIME));
-    if (r < 0) {
-        snapshot_free(&d->ring.intern, snap);
-        return log_error_errno(r, "keeping a snapshot: %s", strerror(-r));
-    }
-    /* when the generation now collecting began: a drain can take long (the
-     * first reads kallsyms), and all that time belongs to the next one */
-    d->last_drain_mono_ns = t0;
-    took = clock_ns(CLOCK_MONOTONIC) - t0;
-    d->stats.drains++;
-    d->stats.drain_last_ns = took;
-    if ((uint64_t)took > d->stats.drain_max_ns)
-        d->stats.drain_max_ns = took;
-    return 0;
-}
-
 static void usage(FILE *f)
 {
     fprintf(f,
