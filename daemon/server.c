@@ -355,6 +355,8 @@ static void on_listener(struct event_source *src, uint32_t events)
     }
 }
 
+/* 0755 whatever the umask (systemd's UMask=0077, a root shell's 077): the
+ * socket group must be able to reach the socket inside. */
 static int mkdir_parent(const char *path)
 {
     char buf[PATH_MAX];
@@ -362,9 +364,9 @@ static int mkdir_parent(const char *path)
 
     snprintf(buf, sizeof(buf), "%s", path);
     dir = dirname(buf);
-    if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-        return -errno;
-    return 0;
+    if (mkdir(dir, 0755) < 0)
+        return errno == EEXIST ? 0 : -errno;
+    return chmod(dir, 0755) < 0 ? -errno : 0;
 }
 
 /* A socket file left by a dead daemon is removed; a live one is not taken over. */

@@ -41,14 +41,15 @@ def pytest_collection_modifyitems(config, items):
 class Daemon:
     """An offcpud process on a private socket."""
 
-    def __init__(self, tmp: Path, *args: str):
-        self.sock = str(tmp / "offcpud.sock")
+    def __init__(self, tmp: Path, *args: str, sock="offcpud.sock", umask=-1):
+        """sock: the socket's path under tmp; umask: the daemon's (-1: this process's)."""
+        self.sock = str(tmp / sock)
         self.log_path = tmp / "offcpud.log"
         self.log = open(self.log_path, "w")
         if "--state-directory" not in args:  # never another test's ring, nor the host's
             args = (*args, "--state-directory", str(tmp / "state"))
         self.proc = subprocess.Popen([str(OFFCPUD), "--socket", self.sock, *args],
-                                     stdout=self.log, stderr=subprocess.STDOUT)
+                                     stdout=self.log, stderr=subprocess.STDOUT, umask=umask)
         self._wait_ready()
 
     def _wait_ready(self, timeout=20.0):
@@ -161,16 +162,17 @@ def start_daemon(tmp_path):
 @pytest.fixture
 def reachable_daemon_factory():
     """Start daemons whose socket other users can reach (pytest's own tmp is 0700):
-    start(*args, config=TEXT) with an optional configuration file's text."""
+    start(*args, config=TEXT, **Daemon options) with an optional configuration file's
+    text."""
     made = []
 
-    def start(*args, config=None):
+    def start(*args, config=None, **daemon_options):
         home = Path(tempfile.mkdtemp(prefix="offcpud-", dir="/tmp"))
         home.chmod(0o755)
         if config is not None:
             (home / "offcpud.conf").write_text(config)
             args = (*args, "--config", str(home / "offcpud.conf"))
-        made.append((Daemon(home, "--interval", "200ms", *args), home))
+        made.append((Daemon(home, "--interval", "200ms", *args, **daemon_options), home))
         return made[-1][0]
 
     yield start

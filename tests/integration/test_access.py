@@ -170,6 +170,20 @@ def test_outsider_refused(group_daemon):
     assert res.returncode == 0 and res.stdout.strip() == "offcpud", res
 
 
+def test_group_reaches_socket_under_strict_umask(users, reachable_daemon_factory):
+    """Started with umask 077 (as systemd's UMask=0077 does, or a hardened root shell),
+    the daemon still makes the socket's directory searchable and the socket 0660, so a
+    member of the group connects through the real permissions, nothing opened by hand."""
+    d = reachable_daemon_factory("--socket-group", GROUP, sock="run/offcpud.sock", umask=0o077)
+    assert stat.S_IMODE(os.stat(Path(d.sock).parent).st_mode) == 0o755
+    st = os.stat(d.sock)
+    assert stat.S_IMODE(st.st_mode) == 0o660 and st.st_gid == grp.getgrnam(GROUP).gr_gid
+    res = as_user(MEMBER, OFFCPUCTL, "--socket", d.sock, "status")
+    assert res.returncode == 0, res.stderr
+    res = as_user(OUTSIDER, OFFCPUCTL, "--socket", d.sock, "status")
+    assert res.returncode == 1 and "Permission denied" in res.stderr, res
+
+
 def test_group_access_all(group_daemon, tmp_path):
     conf = tmp_path / "offcpud.conf"
     conf.write_text("group-access = all\n")

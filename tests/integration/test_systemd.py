@@ -7,7 +7,6 @@ import signal
 import socket
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
@@ -25,7 +24,8 @@ def units(tmp_path):
 
 
 def test_units_verify(units):
-    res = subprocess.run(["systemd-analyze", "verify", str(units / "offcpud.service"),
+    # the man pages the units name are not installed here: test_install checks them
+    res = subprocess.run(["systemd-analyze", "verify", "--man=no", str(units / "offcpud.service"),
                           str(units / "offcpud.socket")], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert "offcpud" not in res.stderr, res.stderr  # no warning about our units
@@ -103,26 +103,3 @@ def test_notify_ready_status_watchdog(tmp_path):
             proc.kill()
         log.close()
         notify.close()
-
-
-def test_meson_install_layout(tmp_path):
-    """meson install puts the programs, units, sysusers snippet and configuration where
-    Debian's systemd and users look; systemd-sysusers makes the socket's group from it."""
-    dest = tmp_path / "root"
-    res = subprocess.run(["meson", "install", "-C", str(BUILD), "--no-rebuild", "--quiet",
-                          "--destdir", str(dest)], capture_output=True, text=True)
-    assert res.returncode == 0, res.stdout + res.stderr
-    installed = {str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file()}
-    prefix = next(p for p in installed if p.endswith("sbin/offcpud")).rsplit("/sbin/", 1)[0]
-    for want in (f"{prefix}/sbin/offcpud", f"{prefix}/bin/offcpuctl",
-                 "lib/systemd/system/offcpud.service", "lib/systemd/system/offcpud.socket",
-                 "usr/lib/sysusers.d/offcpud.conf"):
-        assert want in installed, sorted(installed)
-    assert any(p.endswith("etc/offcpud.conf") for p in installed), sorted(installed)
-    service = (dest / "lib/systemd/system/offcpud.service").read_text()
-    assert f"ExecStart=/{prefix}/sbin/offcpud --config " in service, service
-
-    (dest / "etc").mkdir(exist_ok=True)
-    res = subprocess.run(["systemd-sysusers", f"--root={dest}"], capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
-    assert any(line.startswith("offcpu:") for line in (dest / "etc/group").read_text().splitlines())
