@@ -98,6 +98,7 @@ def test_installed_units_verify(installed, layout):
 
 def test_sysusers_creates_group(installed):
     host_groups = Path("/etc/group").read_text()
+    (installed / "etc").mkdir(exist_ok=True)  # a /usr/local build installs nothing there
     res = subprocess.run(["systemd-sysusers", f"--root={installed}"], capture_output=True,
                          text=True)
     assert res.returncode == 0, res.stderr
