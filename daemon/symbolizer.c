@@ -16,7 +16,7 @@
 #include "debug_files.h"
 #include "elf_symbols.h"
 #include "kallsyms.h"
-#include "kernel_code.h"
+#include "kernel_symbols.h"
 #include "macro.h"
 #include "perf_map.h"
 #include "proc_maps.h"
@@ -36,9 +36,6 @@
 /* ELF files kept at most, and how many passes an unused one is kept. */
 #define FILE_CACHE_MAX   1024
 #define FILE_IDLE_PASSES 64
-/* An address kallsyms does not know may be code loaded since the last read
- * (a BPF program, a module): re-read then, but not more often than this. */
-#define KALLSYMS_RETRY_PASSES 16
 /* Memory for the perf maps of all processes; past it, JIT code of further
  * processes stays unnamed. */
 #define PERF_MAPS_BYTES_MAX (64u << 20)
@@ -91,10 +88,7 @@ struct symbolizer {
 
     size_t perf_maps_bytes;
 
-    struct kallsyms *kallsyms;
-    bool kallsyms_stale;
-    unsigned kallsyms_pass;
-    uint64_t kernel_code_hash;
+    struct kernel_symbols *kernel;
 
     struct symbolizer_stats stats;
 };
@@ -146,15 +140,12 @@ int symbolizer_new(struct symbolizer **ret)
         free(s);
         return -ENOMEM;
     }
-    r = kallsyms_new(&s->kallsyms);
+    r = kernel_symbols_new(&s->kernel);
     if (r < 0) {
         free(s->files);
         free(s);
         return r;
     }
-    /* Read lazily, at the first kernel frame: by then the collector's own
-     * programs are loaded and can be recognised. */
-    s->kallsyms_stale = true;
     *ret = s;
     return 0;
 }
@@ -207,7 +198,7 @@ struct symbolizer *symbolizer_free(struct symbolizer *s)
     for (size_t i = 0; i < s->n_files; i++)
         file_free(s->files[i]);
     free(s->files);
-    kallsyms_free(s->kallsyms);
+    kernel_symbols_free(s->kernel);
     free(s);
     return NULL;
 }
@@ -251,15 +242,10 @@ static void processes_begin_pass(struct symbolizer *s)
 
 void symbolizer_begin_pass(struct symbolizer *s)
 {
-    uint64_t h = kernel_code_hash();
-
     s->pass++;
     processes_begin_pass(s);
     files_evict_idle(s);
-    if (h != s->kernel_code_hash) {
-        s->kernel_code_hash = h;
-        s->kallsyms_stale = true;
-    }
+    kernel_symbols_begin_pass(s->kernel);
 }
 
 static int file_key_compare(const struct file_key *a, const struct file_key *b)
@@ -680,37 +666,6 @@ int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint32_t exec_id, ui
     }
 }
 
-/* A failed read is not retried at every frame: it counts as a read. */
-static void kallsyms_refresh(struct symbolizer *s)
-{
-    _cleanup_free_ struct ksym_extent *bpf = NULL;
-    size_t n_bpf = 0;
-    /* the programs first: one loaded after is not listed yet, and names
-     * nothing; where they cannot be listed, their extents are guessed */
-    int r = bpf_code_extents(&bpf, &n_bpf);
-
-    kallsyms_load(s->kallsyms, "/proc/kallsyms");
-    if (r == 0)
-        kallsyms_set_extents(s->kallsyms, "bpf", bpf, n_bpf);
-    s->stats.kallsyms_loads++;
-    s->kallsyms_stale = false;
-    s->kallsyms_pass = s->pass;
-}
-
-static int kernel_lookup(struct symbolizer *s, uint64_t addr, const char **name,
-                         const char **module)
-{
-    int r;
-
-    if (s->kallsyms_stale)
-        kallsyms_refresh(s);
-    r = kallsyms_lookup(s->kallsyms, addr, name, module);
-    if (r != -ENOENT || s->pass - s->kallsyms_pass < KALLSYMS_RETRY_PASSES)
-        return r;
-    kallsyms_refresh(s);
-    return kallsyms_lookup(s->kallsyms, addr, name, module);
-}
-
 int symbolizer_kernel_frame(struct symbolizer *s, uint64_t ip, bool is_leaf, char *buf, size_t size)
 {
     uint64_t addr = is_leaf || ip == 0 ? ip : ip - 1;
@@ -718,7 +673,7 @@ int symbolizer_kernel_frame(struct symbolizer *s, uint64_t ip, bool is_leaf, cha
     int r;
 
     s->stats.kernel_frames++;
-    r = kernel_lookup(s, addr, &name, &module);
+    r = kernel_symbols_lookup(s->kernel, addr, &name, &module);
     if (r < 0)
         return write_unknown(buf, size, r);
     if (module)
@@ -777,4 +732,5 @@ void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *r
 {
     *ret = s->stats;
     ret->elf_files = s->n_files;
+    ret->kallsyms_loads = kernel_symbols_reads(s->kernel);
 }

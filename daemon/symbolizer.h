@@ -49,8 +49,8 @@ struct symbolizer *symbolizer_free(struct symbolizer *s);
 /* Start a pass (one drain). A process's mappings are read at most once per
  * pass, and reused across passes for a while (sooner re-read for an address
  * in none of them, or when the process is announced); ELF files stay cached
- * while in use; /proc/kallsyms is re-read when modules or BPF programs come
- * or go. */
+ * while in use; kernel symbols follow modules and BPF programs as they come
+ * and go (see kernel_symbols.h). */
 void symbolizer_begin_pass(struct symbolizer *s);
 
 /* Name a frame of process tgid, in the image its exec_id-th exec started
