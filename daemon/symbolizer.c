@@ -615,17 +615,31 @@ static const char *jit_symbol(struct symbolizer *s, struct process *p, uint64_t 
     return p->perf_map ? perf_map_lookup(p->perf_map, addr) : NULL;
 }
 
+/* "0xOFFSET BUILD_ID PATH": the file's build-id in hex, "-" if unknown. */
+static void write_where(char *where, size_t size, const struct elf_file *f, const char *path,
+                        uint64_t offset)
+{
+    const struct elf_debug_ref *ref = f->syms ? elf_symbols_debug_ref(f->syms) : NULL;
+    char id[2 * sizeof(ref->build_id) + 1] = "-";
+
+    for (size_t i = 0; ref && i < ref->build_id_len; i++)
+        snprintf(id + 2 * i, 3, "%02x", ref->build_id[i]);
+    write_name(where, size, "0x%" PRIx64 " %s %s", offset, id, path);
+}
+
 /* A symbol of the file when one holds the address; else the file offset,
  * which stays meaningful (addr2line, a later symbolization) and is never
  * a wrong name. */
 static int name_file_frame(struct symbolizer *s, struct process *p, size_t map, uint64_t addr,
-                           char *buf, size_t size)
+                           char *buf, size_t size, char *where, size_t where_size)
 {
     const struct proc_map *m = &p->maps.maps[map];
     uint64_t offset = addr - m->start + m->pgoff, vaddr;
     struct elf_file *f = process_file(s, p, map);
     const char *name = NULL;
 
+    if (where)
+        write_where(where, where_size, f, m->path, offset);
     if (f->syms && elf_symbols_offset_to_vaddr(f->syms, offset, &vaddr) == 0)
         name = elf_symbols_lookup(f->syms, vaddr);
     else if (!f->syms)
@@ -637,7 +651,7 @@ static int name_file_frame(struct symbolizer *s, struct process *p, size_t map, 
 }
 
 int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint32_t exec_id, uint64_t ip,
-                          bool is_leaf, char *buf, size_t size)
+                          bool is_leaf, char *buf, size_t size, char *where, size_t where_size)
 {
     uint64_t addr = is_leaf || ip == 0 ? ip : ip - 1;
     const struct proc_map *m;
@@ -645,6 +659,8 @@ int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint32_t exec_id, ui
     struct process *p;
     int r;
 
+    if (where)
+        write_name(where, where_size, "%s", "");
     s->stats.user_frames++;
     r = process_get(s, tgid, exec_id, MAPS_MAX_AGE_NS, &p);
     if (r < 0)
@@ -654,7 +670,8 @@ int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint32_t exec_id, ui
         return write_unknown(buf, size, -ENOENT);
     switch (m->kind) {
     case PROC_MAP_FILE:
-        return name_file_frame(s, p, (size_t)(m - p->maps.maps), addr, buf, size);
+        return name_file_frame(s, p, (size_t)(m - p->maps.maps), addr, buf, size, where,
+                               where_size);
     case PROC_MAP_VDSO:
         return write_name(buf, size, "[vdso]");
     default:
