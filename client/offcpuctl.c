@@ -235,18 +235,26 @@ static void dump_usage(FILE *f)
                "  --until DURATION|@T    end: back from now or a Unix time (default now)\n"
                "  --min-total DURATION   drop stacks with less time than this\n"
                "  --group-by FIELDS      keep apart by pid,tid,state,cgroup\n"
-               "  --format folded|json   output format (default folded)\n");
+               "  --format folded|json   output format (default folded)\n"
+               "  --frame-detail         with json: each user frame's file, offset, build-id\n");
 }
 
 static int cmd_dump(const struct globals *g, int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"pid", required_argument, NULL, 'p'},      {"tid", required_argument, NULL, 't'},
-        {"cgroup", required_argument, NULL, 'c'},   {"comm", required_argument, NULL, 'n'},
-        {"state", required_argument, NULL, 's'},    {"since", required_argument, NULL, 'S'},
-        {"until", required_argument, NULL, 'U'},    {"min-total", required_argument, NULL, 'm'},
-        {"group-by", required_argument, NULL, 'g'}, {"format", required_argument, NULL, 'f'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+        {"pid", required_argument, NULL, 'p'},
+        {"tid", required_argument, NULL, 't'},
+        {"cgroup", required_argument, NULL, 'c'},
+        {"comm", required_argument, NULL, 'n'},
+        {"state", required_argument, NULL, 's'},
+        {"since", required_argument, NULL, 'S'},
+        {"until", required_argument, NULL, 'U'},
+        {"min-total", required_argument, NULL, 'm'},
+        {"group-by", required_argument, NULL, 'g'},
+        {"format", required_argument, NULL, 'f'},
+        {"frame-detail", no_argument, NULL, 'F'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     json_t *params = json_object(), *reply = NULL;
     bool json_out = g->json;
@@ -299,6 +307,9 @@ static int cmd_dump(const struct globals *g, int argc, char **argv)
             else
                 r = usage_error("invalid --format '%s' (folded or json)", optarg);
             break;
+        case 'F':
+            json_object_set_new(params, "frame_detail", json_true());
+            break;
         case 'h':
             dump_usage(stdout);
             json_decref(params);
@@ -309,6 +320,9 @@ static int cmd_dump(const struct globals *g, int argc, char **argv)
     }
     if (r == 0 && optind < argc)
         r = usage_error("unexpected argument '%s'", argv[optind]);
+    /* folded lines have nowhere to put it */
+    if (r == 0 && !json_out && json_object_get(params, "frame_detail"))
+        r = usage_error("--frame-detail needs --json or --format json");
     if (r == 0)
         r = call(g, "io.offcpud.Dump", params, &reply);
     if (r != 0) {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "frame_detail.h"
 #include "log.h"
 #include "macro.h"
 #include "query.h"
@@ -33,7 +34,7 @@ static const char varlink_service_description[] =
     "error PermissionDenied ()\n\n"
     "error ExpectedMore ()\n";
 
-enum param_type { P_INT, P_STRING, P_STRING_ARRAY };
+enum param_type { P_INT, P_STRING, P_STRING_ARRAY, P_BOOL };
 
 struct param {
     const char *name;
@@ -71,6 +72,8 @@ static bool type_ok(const json_t *v, enum param_type t)
         return json_is_integer(v);
     case P_STRING:
         return json_is_string(v);
+    case P_BOOL:
+        return json_is_boolean(v);
     case P_STRING_ARRAY:
         if (!json_is_array(v))
             return false;
@@ -155,6 +158,8 @@ static json_t *row_json(const struct intern *in, const struct query_row *row, un
         json_object_set_new(o, "state", json_stringn(&row->state, 1));
     if (group_by & QUERY_GROUP_CGROUP)
         json_object_set_new(o, "cgroup", json_string(intern_string_get(in, row->cgroup)));
+    if (group_by & QUERY_GROUP_WHERE)
+        json_object_set_new(o, "user_frames", frame_detail_json(in, row->ustack, row->uwhere));
     return o;
 }
 
@@ -281,6 +286,8 @@ static json_t *method_dump(struct daemon *d, const struct peer *peer, json_t *pa
         err = parse_filters(d, params, &q, cgroup, sizeof(cgroup));
     if (err)
         return err;
+    if (json_is_true(json_object_get(params, "frame_detail")))
+        q.group_by |= QUERY_GROUP_WHERE;
     if (access_of(d, peer) == ACCESS_OWN)
         q.uid = peer->uid;
     q.collapse_kernel = kernel_frames_hidden(peer);
@@ -455,6 +462,7 @@ static const struct param dump_params[] = {
     {"end_ns", P_INT, false},
     {"min_total_ns", P_INT, false},
     {"group_by", P_STRING_ARRAY, false},
+    {"frame_detail", P_BOOL, false},
     {NULL, 0, false},
 };
 static const struct param no_params[] = {{NULL, 0, false}};

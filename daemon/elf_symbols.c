@@ -41,6 +41,7 @@ struct elf_symbols {
     size_t nsegs;
     struct strpool pool;
     struct elf_debug_ref debug;
+    uint64_t entry; /* e_entry, 0 if none */
 };
 
 static void elf_endp(Elf **elf)
@@ -104,16 +105,21 @@ static uint8_t binding_rank(unsigned char bind)
 }
 
 /* Functions with a size, defined in this file. Zero-sized symbols are not
- * taken: with no end, they would name whatever follows them. */
+ * taken: with no end, they would name whatever follows them. Except at the
+ * entry point, often an unsized label (ld.so's _start): it names that one
+ * address, where a process is before its first instruction. */
 static int add_symbol(Elf *elf, size_t strtab, const GElf_Sym *sym, struct elf_symbols *e)
 {
     unsigned char type = GELF_ST_TYPE(sym->st_info);
+    bool entry = e->entry && sym->st_value == e->entry && sym->st_size == 0 &&
+                 (type == STT_FUNC || type == STT_NOTYPE);
     struct esym s = {};
     const char *name;
     int r;
 
-    if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym->st_size == 0 ||
-        sym->st_shndx == SHN_UNDEF || sym->st_value > UINT64_MAX - sym->st_size)
+    if (!entry && ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym->st_size == 0))
+        return 0;
+    if (sym->st_shndx == SHN_UNDEF || sym->st_value > UINT64_MAX - (sym->st_size ?: 1))
         return 0;
     name = elf_strptr(elf, strtab, sym->st_name);
     if (!name || !name[0] || name[0] == '@')
@@ -123,7 +129,7 @@ static int add_symbol(Elf *elf, size_t strtab, const GElf_Sym *sym, struct elf_s
     if (r < 0)
         return r;
     s.addr = sym->st_value;
-    s.end = sym->st_value + sym->st_size;
+    s.end = sym->st_value + (sym->st_size ?: 1);
     s.rank = binding_rank(GELF_ST_BIND(sym->st_info));
     return syms_push(e, &s);
 }
@@ -276,6 +282,7 @@ static int read_elf(Elf *elf, struct elf_symbols *e)
         return -ENOEXEC;
     if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)
         return -ENOEXEC;
+    e->entry = eh.e_entry;
     r = read_segments(elf, e);
     if (r < 0)
         return r;

@@ -249,6 +249,16 @@ void kallsyms_set_extents(struct kallsyms *k, const char *module, const struct k
     }
 }
 
+void kallsyms_forget(struct kallsyms *k, const char *module, uint64_t start)
+{
+    size_t at = sorted_count_at_or_below(k->syms, k->n, sizeof(*k->syms),
+                                         offsetof(struct ksym, addr), start);
+    struct ksym *s = at > 0 ? &k->syms[at - 1] : NULL;
+
+    if (s && s->addr == start && s->module && strcmp(k->pool + s->module, module) == 0)
+        s->end = s->addr;
+}
+
 size_t kallsyms_count(const struct kallsyms *k)
 {
     return k->n;

@@ -42,6 +42,10 @@ struct ksym_extent {
 void kallsyms_set_extents(struct kallsyms *k, const char *module, const struct ksym_extent *ext,
                           size_t n);
 
+/* The symbol of module starting at start names nothing any more: its code
+ * is gone (a BPF program unloaded), and the next may be put there. */
+void kallsyms_forget(struct kallsyms *k, const char *module, uint64_t start);
+
 /* Frames of the kinds the tracer's own are made of: JITed BPF programs
  * (bpf_prog_<tag>[_name], module "bpf") and the tracepoint glue that calls
  * them (bpf_trace_run*, __traceiter_*, __bpf_trace_*). Kernel functions

@@ -33,11 +33,12 @@ static uint64_t hash_modules_line(uint64_t h, char *line)
     return h;
 }
 
-/* Unchanged when there are no modules to watch (no /proc/modules). */
-static uint64_t hash_modules(uint64_t h)
+/* FNV1A_INIT when there are no modules to watch (no /proc/modules). */
+uint64_t modules_hash(void)
 {
     _cleanup_fclose_ FILE *f = fopen("/proc/modules", "re");
     _cleanup_free_ char *line = NULL;
+    uint64_t h = FNV1A_INIT;
     size_t line_size = 0;
 
     if (!f)
@@ -66,14 +67,28 @@ static int next_program(uint32_t *id)
     return r;
 }
 
-/* Ids are never reused: the list of ids tells any load or unload. */
-static uint64_t hash_bpf_programs(uint64_t h)
+int bpf_program_ids(uint32_t **ret, size_t *ret_n)
 {
-    uint32_t id = 0;
+    uint32_t *ids = NULL, id = 0;
+    size_t n = 0, cap = 0;
+    int r = 0;
 
-    for (unsigned i = 0; i < BPF_PROGS_MAX && next_program(&id) == 0; i++)
-        h = fnv1a(h, &id, sizeof(id));
-    return h;
+    for (unsigned i = 0; i < BPF_PROGS_MAX; i++) {
+        r = next_program(&id);
+        if (r < 0)
+            break;
+        r = array_reserve(&ids, &cap, n + 1, sizeof(*ids), 64);
+        if (r < 0)
+            break;
+        ids[n++] = id;
+    }
+    if (r < 0 && r != -ENOENT) {
+        free(ids);
+        return r;
+    }
+    *ret = ids;
+    *ret_n = n;
+    return 0;
 }
 
 static int get_info(int fd, struct bpf_prog_info *info)
@@ -87,9 +102,9 @@ static int get_info(int fd, struct bpf_prog_info *info)
     return bpf(BPF_OBJ_GET_INFO_BY_FD, &attr);
 }
 
-/* Append the extents of program id's JITed functions; one gone meanwhile,
- * or not JITed, has none. */
-static int program_extents(uint32_t id, struct ksym_extent **ext, size_t *n, size_t *cap)
+/* Append program id's JITed functions; one gone meanwhile, or not JITed,
+ * has none. */
+static int program_functions(uint32_t id, struct bpf_function **funcs, size_t *n, size_t *cap)
 {
     _cleanup_free_ uint64_t *addrs = NULL;
     _cleanup_free_ uint32_t *lens = NULL;
@@ -123,51 +138,37 @@ static int program_extents(uint32_t id, struct ksym_extent **ext, size_t *n, siz
     r = get_info(fd, &info);
     if (r < 0)
         return r;
-    r = array_reserve(ext, cap, *n + nfuncs, sizeof(**ext), 64);
+    r = array_reserve(funcs, cap, *n + nfuncs, sizeof(**funcs), 64);
     if (r < 0)
         return r;
     for (uint32_t i = 0; i < nfuncs; i++)
-        (*ext)[(*n)++] = (struct ksym_extent){.start = addrs[i], .len = lens[i]};
+        (*funcs)[(*n)++] = (struct bpf_function){.start = addrs[i], .len = lens[i], .prog_id = id};
     return 0;
 }
 
-static int extent_compare(const void *a, const void *b)
+static int function_compare(const void *a, const void *b)
 {
-    const struct ksym_extent *x = a, *y = b;
+    const struct bpf_function *x = a, *y = b;
 
     return x->start < y->start ? -1 : x->start > y->start;
 }
 
-int bpf_code_extents(struct ksym_extent **ret, size_t *ret_n)
+int bpf_functions(struct bpf_function **ret, size_t *ret_n)
 {
-    struct ksym_extent *ext = NULL;
-    size_t n = 0, cap = 0;
-    uint32_t id = 0;
-    int r = 0;
+    _cleanup_free_ uint32_t *ids = NULL;
+    struct bpf_function *funcs = NULL;
+    size_t nids, n = 0, cap = 0;
+    int r = bpf_program_ids(&ids, &nids);
 
-    for (unsigned i = 0; i < BPF_PROGS_MAX; i++) {
-        r = next_program(&id);
-        if (r == -ENOENT) {
-            r = 0;
-            break;
-        }
-        if (r == 0)
-            r = program_extents(id, &ext, &n, &cap);
-        if (r < 0)
-            break;
-    }
+    for (size_t i = 0; r == 0 && i < nids; i++)
+        r = program_functions(ids[i], &funcs, &n, &cap);
     if (r < 0) {
-        free(ext);
+        free(funcs);
         return r;
     }
     if (n)
-        qsort(ext, n, sizeof(*ext), extent_compare);
-    *ret = ext;
+        qsort(funcs, n, sizeof(*funcs), function_compare);
+    *ret = funcs;
     *ret_n = n;
     return 0;
-}
-
-uint64_t kernel_code_hash(void)
-{
-    return hash_bpf_programs(hash_modules(FNV1A_INIT));
 }

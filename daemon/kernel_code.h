@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Whether code has been loaded into the kernel or removed from it since
- * last asked: modules, and JITed BPF programs. Both are named from
- * /proc/kallsyms, which must then be read again: a new program is put
- * between older ones, whose names would otherwise stretch over it.
+ * Code loaded into the kernel besides vmlinux, as the kernel lists it:
+ * modules, and JITed BPF programs (which kallsyms names without sizes).
  */
 #ifndef KERNEL_CODE_H
 #define KERNEL_CODE_H
@@ -11,15 +9,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kallsyms.h"
+/* A hash of the modules loaded: it changes when one comes or goes. */
+uint64_t modules_hash(void);
 
-/* A hash of what code is loaded: it changes when a module or a BPF program
- * comes or goes. */
-uint64_t kernel_code_hash(void);
+/* The ids of the BPF programs loaded, ascending (ids are never reused).
+ * Returns 0, or -errno when they cannot be listed. */
+int bpf_program_ids(uint32_t **ret, size_t *ret_n);
 
-/* Where the JITed functions of all BPF programs lie (each program's main
- * function and subprograms), sorted by start: kallsyms lists them without
- * sizes. Returns 0, or -errno when the programs cannot be listed. */
-int bpf_code_extents(struct ksym_extent **ret, size_t *ret_n);
+/* One JITed function of a BPF program: its main function or a subprogram. */
+struct bpf_function {
+    uint64_t start, len;
+    uint32_t prog_id;
+};
+
+/* Every JITed function of every BPF program, sorted by start. Returns 0, or
+ * -errno when the programs cannot be listed. */
+int bpf_functions(struct bpf_function **ret, size_t *ret_n);
 
 #endif

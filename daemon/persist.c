@@ -7,7 +7,8 @@
  *   stacks   u32 id, u32 n, u32 string ids[n]  (root first)
  *   snaps    i64 start, i64 end, u32 n, struct disk_record[n]
  *            (version 1 had no uid: its records are read as of an unknown
- *            user, which only root sees)
+ *            user, which only root sees; versions 1 and 2 had no uwhere,
+ *            and their records are shorter)
  *   trailer  u64 FNV-1a of everything before it
  */
 #include "persist.h"
@@ -15,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +28,7 @@
 #include "macro.h"
 
 #define MAGIC           "OFFCPUDR"
-#define VERSION         2u
+#define VERSION         3u
 #define BYTE_ORDER_MARK 0x01020304u
 
 struct header {
@@ -39,8 +41,12 @@ struct disk_record {
     uint64_t total_ns, count;
     uint32_t tgid, tid, comm, cgroup, ustack, kstack;
     uint32_t state;
-    uint32_t uid; /* version 2; padding in version 1 */
+    uint32_t uid;    /* version 2; padding in version 1 */
+    uint32_t uwhere; /* version 3 */
 };
+
+/* The records of versions 1 and 2 end before uwhere (uid was padding). */
+#define DISK_RECORD_V2_SIZE offsetof(struct disk_record, uwhere)
 
 /* ---- writing ---- */
 
@@ -115,7 +121,7 @@ int ring_save(const struct ring *r, const char *path)
             struct disk_record d = {rec->total_ns, rec->count,  rec->tgid,
                                     rec->tid,      rec->comm,   rec->cgroup,
                                     rec->ustack,   rec->kstack, (uint32_t)rec->state,
-                                    rec->uid};
+                                    rec->uid,      rec->uwhere};
 
             put(&w, &d, sizeof(d));
         }
@@ -233,9 +239,9 @@ static int read_stacks(struct reader *rd, uint32_t n, struct intern *in,
 static int read_record(struct reader *rd, struct intern *in, const struct id_map *strings,
                        const struct id_map *stacks, struct record *rec)
 {
-    struct disk_record d;
+    struct disk_record d = {0};
 
-    if (!take(rd, &d, sizeof(d)))
+    if (!take(rd, &d, rd->version >= 3 ? sizeof(d) : DISK_RECORD_V2_SIZE))
         return -EBADMSG;
     *rec = (struct record){.total_ns = d.total_ns,
                            .count = d.count,
@@ -247,13 +253,15 @@ static int read_record(struct reader *rd, struct intern *in, const struct id_map
     rec->cgroup = map_get(strings, d.cgroup);
     rec->ustack = map_get(stacks, d.ustack);
     rec->kstack = map_get(stacks, d.kstack);
+    rec->uwhere = map_get(stacks, d.uwhere);
     if (!rec->comm || (d.cgroup && !rec->cgroup) || (d.ustack && !rec->ustack) ||
-        (d.kstack && !rec->kstack) || d.state > 127)
+        (d.kstack && !rec->kstack) || (d.uwhere && !rec->uwhere) || d.state > 127)
         return -EBADMSG;
     intern_string_ref(in, rec->comm);
     intern_string_ref(in, rec->cgroup);
     intern_stack_ref(in, rec->ustack);
     intern_stack_ref(in, rec->kstack);
+    intern_stack_ref(in, rec->uwhere);
     return 0;
 }
 

@@ -40,6 +40,7 @@ static void row_from_record(struct query_row *row, const struct record *rec, con
         .ustack = rec->ustack,
         .kstack = q->collapse_kernel && rec->kstack ? QUERY_KERNEL_COLLAPSED : rec->kstack,
         .cgroup = group_by & QUERY_GROUP_CGROUP ? rec->cgroup : 0,
+        .uwhere = group_by & QUERY_GROUP_WHERE ? rec->uwhere : 0,
         .pid = group_by & QUERY_GROUP_PID ? rec->tgid : 0,
         .tid = group_by & QUERY_GROUP_TID ? rec->tid : 0,
         .state = group_by & QUERY_GROUP_STATE ? rec->state : 0,
@@ -65,6 +66,7 @@ static int cmp_identity(const void *a, const void *b)
     CMP(x->tid, y->tid);
     CMP(x->state, y->state);
     CMP(x->cgroup, y->cgroup);
+    CMP(x->uwhere, y->uwhere);
     return 0;
 }
 

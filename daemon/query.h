@@ -14,6 +14,7 @@ enum {
     QUERY_GROUP_TID = 1 << 1,
     QUERY_GROUP_STATE = 1 << 2,
     QUERY_GROUP_CGROUP = 1 << 3,
+    QUERY_GROUP_WHERE = 1 << 4, /* stacks whose frames lie elsewhere stay apart */
 };
 
 struct query {
@@ -34,6 +35,7 @@ struct query {
 
 struct query_row {
     uint32_t comm, ustack, kstack, cgroup; /* interned ids */
+    uint32_t uwhere;                       /* with QUERY_GROUP_WHERE, else 0 */
     uint32_t pid, tid;
     char state;
     uint64_t total_ns;

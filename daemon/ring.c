@@ -24,6 +24,7 @@ void snapshot_free(struct intern *in, struct snapshot *s)
         intern_string_unref(in, rec->comm);
         intern_string_unref(in, rec->cgroup);
         intern_stack_unref(in, rec->ustack);
+        intern_stack_unref(in, rec->uwhere);
         intern_stack_unref(in, rec->kstack);
     }
     free(s);

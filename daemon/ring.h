@@ -21,8 +21,12 @@ struct record {
     uint32_t cgroup; /* string id of the cgroup path, 0 when unknown */
     uint32_t ustack; /* stack id, root first; 0 for kernel threads */
     uint32_t kstack; /* stack id, root first */
-    uint32_t uid;    /* whose process; UID_UNKNOWN if not known */
-    char state;      /* enum offcpu_state */
+    /* stack id: where each user frame lies, two strings per frame, "0xOFFSET"
+     * and "BUILD_ID PATH" (see symbolizer_user_frame), both "" outside
+     * files; 0 when not known */
+    uint32_t uwhere;
+    uint32_t uid; /* whose process; UID_UNKNOWN if not known */
+    char state;   /* enum offcpu_state */
 };
 
 #define UID_UNKNOWN UINT32_MAX

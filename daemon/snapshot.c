@@ -12,6 +12,7 @@
 #define MISSED_USER   "[Missed User Stack]"
 #define MISSED_KERNEL "[Missed Kernel Stack]"
 #define FRAME_MAX     512
+#define WHERE_MAX     (PATH_MAX + 128)
 
 struct builder {
     const struct drained *d;
@@ -21,11 +22,24 @@ struct builder {
     struct snapshot_stats *stats;
 };
 
+/* The frames of one stack, leaf first as walked: names, and for user
+ * frames where their address lies (see symbolizer_user_frame). */
+struct frames {
+    char names[OFFCPU_USER_DEPTH][FRAME_MAX];
+    char where[OFFCPU_USER_DEPTH][WHERE_MAX];
+};
+
+/* A stack's interned ids: its names, and where its frames lie (user stacks
+ * only, two strings per frame; 0 when not known). */
+struct resolved {
+    uint32_t names, where;
+};
+
 /* Name the frames of s, leaf first. A user frame in no mapping ends the walk:
  * the frame-pointer chain left known code there, and what follows is junk.
  * Returns the number named; *cut tells whether the walk was cut short. */
 static uint32_t name_frames(struct builder *b, const struct offcpu_stack *s,
-                            const struct offcpu_key *k, char (*names)[FRAME_MAX], bool *cut)
+                            const struct offcpu_key *k, struct frames *f, bool *cut)
 {
     uint32_t n = 0;
 
@@ -35,10 +49,10 @@ static uint32_t name_frames(struct builder *b, const struct offcpu_stack *s,
 
         /* a kernel callchain starts at a caller's return address: no entry is a pc */
         if (s->kernel)
-            r = symbolizer_kernel_frame(b->sym, s->ip[i], false, names[n], FRAME_MAX);
+            r = symbolizer_kernel_frame(b->sym, s->ip[i], false, f->names[n], FRAME_MAX);
         else
-            r = symbolizer_user_frame(b->sym, k->tgid, k->exec_id, s->ip[i], i == 0, names[n],
-                                      FRAME_MAX);
+            r = symbolizer_user_frame(b->sym, k->tgid, k->exec_id, s->ip[i], i == 0, f->names[n],
+                                      FRAME_MAX, f->where[n], WHERE_MAX);
         /* the tracer's frames are where the stack was taken, at its leaf
          * end; further up, a BPF program is another's, and keeps its name */
         if (r == SYMBOLIZER_SKIP && n == 0)
@@ -52,24 +66,59 @@ static uint32_t name_frames(struct builder *b, const struct offcpu_stack *s,
     return n;
 }
 
-/* Intern one stack from its frames (leaf first, as walked): root first. */
-static uint32_t intern_frames(struct builder *b, const struct offcpu_stack *s,
-                              const struct offcpu_key *k)
+/* Append one frame: its name, and for a user frame where it lies, split in
+ * two, "0xOFFSET" and "BUILD_ID PATH" (the second shared by every frame of
+ * that file). All or nothing (out of memory), so that the arrays stay
+ * aligned. where is NULL for kernel frames, and is cut at its first space. */
+static void push_frame(struct builder *b, const char *name, char *where, uint32_t *names,
+                       uint32_t *wheres, uint32_t *n)
 {
-    static char names[OFFCPU_USER_DEPTH][FRAME_MAX];
-    uint32_t frames[OFFCPU_USER_DEPTH + 1] = {0}, n = 0, id;
+    char *file = where ? strchr(where, ' ') : NULL;
+    uint32_t id, offset = 0, in_file = 0;
+
+    if (file)
+        *file++ = '\0';
+    id = intern_string(b->in, name);
+    if (where) {
+        offset = intern_string(b->in, where);
+        in_file = intern_string(b->in, file ?: "");
+    }
+    if (!id || (where && (!offset || !in_file))) {
+        intern_string_unref(b->in, id);
+        intern_string_unref(b->in, offset);
+        intern_string_unref(b->in, in_file);
+        return;
+    }
+    wheres[2 * *n] = offset;
+    wheres[2 * *n + 1] = in_file;
+    names[(*n)++] = id;
+}
+
+/* Intern one stack from its frames (leaf first, as walked): root first. */
+static struct resolved intern_frames(struct builder *b, const struct offcpu_stack *s,
+                                     const struct offcpu_key *k)
+{
+    static struct frames f;
+    static char empty[1];
+    uint32_t names[OFFCPU_USER_DEPTH + 1] = {0}, wheres[2 * (OFFCPU_USER_DEPTH + 1)] = {0};
+    struct resolved ret = {0};
+    uint32_t n = 0;
     bool cut;
-    uint32_t named = name_frames(b, s, k, names, &cut);
+    uint32_t named = name_frames(b, s, k, &f, &cut);
 
     if (cut)
-        frames[n++] = intern_string(b->in, "[unknown]");
+        push_frame(b, "[unknown]", empty, names, wheres, &n);
     for (uint32_t i = named; i-- > 0;)
-        if ((frames[n] = intern_string(b->in, names[i])))
-            n++;
-    id = intern_stack(b->in, frames, n);
-    for (uint32_t i = 0; i < n; i++)
-        intern_string_unref(b->in, frames[i]);
-    return id;
+        push_frame(b, f.names[i], s->kernel ? NULL : f.where[i], names, wheres, &n);
+    ret.names = intern_stack(b->in, names, n);
+    if (!s->kernel)
+        ret.where = intern_stack(b->in, wheres, 2 * n);
+    for (uint32_t i = 0; i < n; i++) {
+        intern_string_unref(b->in, names[i]);
+        intern_string_unref(b->in, wheres[2 * i]);
+        intern_string_unref(b->in, wheres[2 * i + 1]);
+    }
+    return ret;
 }
 
 static uint32_t intern_missed(struct builder *b, const char *what)
@@ -83,18 +132,18 @@ static uint32_t intern_missed(struct builder *b, const char *what)
     return id;
 }
 
-static uint32_t resolve(struct builder *b, const struct offcpu_key *k, bool kernel)
+static struct resolved resolve(struct builder *b, const struct offcpu_key *k, bool kernel)
 {
     uint64_t hash = kernel ? k->kernel_stack : k->user_stack;
     const struct offcpu_stack *s;
 
     if (!kernel && k->kthread)
-        return 0;
+        return (struct resolved){0};
     s = drained_find_stack(b->d, hash);
     if (!s) {
         if (hash != OFFCPU_STACK_MISSED)
             b->stats->orphan_stacks++;
-        return intern_missed(b, kernel ? MISSED_KERNEL : MISSED_USER);
+        return (struct resolved){.names = intern_missed(b, kernel ? MISSED_KERNEL : MISSED_USER)};
     }
     return intern_frames(b, s, k);
 }
@@ -129,7 +178,7 @@ static int cmp_order(const void *a, const void *b, void *p)
 static void resolve_all(struct builder *b, uint32_t *order, bool kernel)
 {
     struct order_ctx ctx = {.keys = b->d->keys, .kernel = kernel};
-    uint32_t id = 0;
+    struct resolved id = {0};
 
     for (size_t i = 0; i < b->d->n; i++)
         order[i] = i;
@@ -138,14 +187,18 @@ static void resolve_all(struct builder *b, uint32_t *order, bool kernel)
         const struct offcpu_key *k = &b->d->keys[order[i]];
         struct record *rec = &b->snap->records[order[i]];
 
-        if (i > 0 && cmp_order(&order[i - 1], &order[i], &ctx) == 0)
-            intern_stack_ref(b->in, id);
-        else
+        if (i > 0 && cmp_order(&order[i - 1], &order[i], &ctx) == 0) {
+            intern_stack_ref(b->in, id.names);
+            intern_stack_ref(b->in, id.where);
+        } else {
             id = resolve(b, k, kernel);
-        if (kernel)
-            rec->kstack = id;
-        else
-            rec->ustack = id;
+        }
+        if (kernel) {
+            rec->kstack = id.names;
+        } else {
+            rec->ustack = id.names;
+            rec->uwhere = id.where;
+        }
     }
 }
 

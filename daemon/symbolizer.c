@@ -16,7 +16,7 @@
 #include "debug_files.h"
 #include "elf_symbols.h"
 #include "kallsyms.h"
-#include "kernel_code.h"
+#include "kernel_symbols.h"
 #include "macro.h"
 #include "perf_map.h"
 #include "proc_maps.h"
@@ -36,9 +36,6 @@
 /* ELF files kept at most, and how many passes an unused one is kept. */
 #define FILE_CACHE_MAX   1024
 #define FILE_IDLE_PASSES 64
-/* An address kallsyms does not know may be code loaded since the last read
- * (a BPF program, a module): re-read then, but not more often than this. */
-#define KALLSYMS_RETRY_PASSES 16
 /* Memory for the perf maps of all processes; past it, JIT code of further
  * processes stays unnamed. */
 #define PERF_MAPS_BYTES_MAX (64u << 20)
@@ -91,10 +88,7 @@ struct symbolizer {
 
     size_t perf_maps_bytes;
 
-    struct kallsyms *kallsyms;
-    bool kallsyms_stale;
-    unsigned kallsyms_pass;
-    uint64_t kernel_code_hash;
+    struct kernel_symbols *kernel;
 
     struct symbolizer_stats stats;
 };
@@ -146,15 +140,12 @@ int symbolizer_new(struct symbolizer **ret)
         free(s);
         return -ENOMEM;
     }
-    r = kallsyms_new(&s->kallsyms);
+    r = kernel_symbols_new(&s->kernel);
     if (r < 0) {
         free(s->files);
         free(s);
         return r;
     }
-    /* Read lazily, at the first kernel frame: by then the collector's own
-     * programs are loaded and can be recognised. */
-    s->kallsyms_stale = true;
     *ret = s;
     return 0;
 }
@@ -207,7 +198,7 @@ struct symbolizer *symbolizer_free(struct symbolizer *s)
     for (size_t i = 0; i < s->n_files; i++)
         file_free(s->files[i]);
     free(s->files);
-    kallsyms_free(s->kallsyms);
+    kernel_symbols_free(s->kernel);
     free(s);
     return NULL;
 }
@@ -251,15 +242,10 @@ static void processes_begin_pass(struct symbolizer *s)
 
 void symbolizer_begin_pass(struct symbolizer *s)
 {
-    uint64_t h = kernel_code_hash();
-
     s->pass++;
     processes_begin_pass(s);
     files_evict_idle(s);
-    if (h != s->kernel_code_hash) {
-        s->kernel_code_hash = h;
-        s->kallsyms_stale = true;
-    }
+    kernel_symbols_begin_pass(s->kernel);
 }
 
 static int file_key_compare(const struct file_key *a, const struct file_key *b)
@@ -629,17 +615,31 @@ static const char *jit_symbol(struct symbolizer *s, struct process *p, uint64_t 
     return p->perf_map ? perf_map_lookup(p->perf_map, addr) : NULL;
 }
 
+/* "0xOFFSET BUILD_ID PATH": the file's build-id in hex, "-" if unknown. */
+static void write_where(char *where, size_t size, const struct elf_file *f, const char *path,
+                        uint64_t offset)
+{
+    const struct elf_debug_ref *ref = f->syms ? elf_symbols_debug_ref(f->syms) : NULL;
+    char id[2 * sizeof(ref->build_id) + 1] = "-";
+
+    for (size_t i = 0; ref && i < ref->build_id_len; i++)
+        snprintf(id + 2 * i, 3, "%02x", ref->build_id[i]);
+    write_name(where, size, "0x%" PRIx64 " %s %s", offset, id, path);
+}
+
 /* A symbol of the file when one holds the address; else the file offset,
  * which stays meaningful (addr2line, a later symbolization) and is never
  * a wrong name. */
 static int name_file_frame(struct symbolizer *s, struct process *p, size_t map, uint64_t addr,
-                           char *buf, size_t size)
+                           char *buf, size_t size, char *where, size_t where_size)
 {
     const struct proc_map *m = &p->maps.maps[map];
     uint64_t offset = addr - m->start + m->pgoff, vaddr;
     struct elf_file *f = process_file(s, p, map);
     const char *name = NULL;
 
+    if (where)
+        write_where(where, where_size, f, m->path, offset);
     if (f->syms && elf_symbols_offset_to_vaddr(f->syms, offset, &vaddr) == 0)
         name = elf_symbols_lookup(f->syms, vaddr);
     else if (!f->syms)
@@ -651,7 +651,7 @@ static int name_file_frame(struct symbolizer *s, struct process *p, size_t map, 
 }
 
 int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint32_t exec_id, uint64_t ip,
-                          bool is_leaf, char *buf, size_t size)
+                          bool is_leaf, char *buf, size_t size, char *where, size_t where_size)
 {
     uint64_t addr = is_leaf || ip == 0 ? ip : ip - 1;
     const struct proc_map *m;
@@ -659,6 +659,8 @@ int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint32_t exec_id, ui
     struct process *p;
     int r;
 
+    if (where)
+        write_name(where, where_size, "%s", "");
     s->stats.user_frames++;
     r = process_get(s, tgid, exec_id, MAPS_MAX_AGE_NS, &p);
     if (r < 0)
@@ -668,7 +670,8 @@ int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint32_t exec_id, ui
         return write_unknown(buf, size, -ENOENT);
     switch (m->kind) {
     case PROC_MAP_FILE:
-        return name_file_frame(s, p, (size_t)(m - p->maps.maps), addr, buf, size);
+        return name_file_frame(s, p, (size_t)(m - p->maps.maps), addr, buf, size, where,
+                               where_size);
     case PROC_MAP_VDSO:
         return write_name(buf, size, "[vdso]");
     default:
@@ -680,37 +683,6 @@ int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint32_t exec_id, ui
     }
 }
 
-/* A failed read is not retried at every frame: it counts as a read. */
-static void kallsyms_refresh(struct symbolizer *s)
-{
-    _cleanup_free_ struct ksym_extent *bpf = NULL;
-    size_t n_bpf = 0;
-    /* the programs first: one loaded after is not listed yet, and names
-     * nothing; where they cannot be listed, their extents are guessed */
-    int r = bpf_code_extents(&bpf, &n_bpf);
-
-    kallsyms_load(s->kallsyms, "/proc/kallsyms");
-    if (r == 0)
-        kallsyms_set_extents(s->kallsyms, "bpf", bpf, n_bpf);
-    s->stats.kallsyms_loads++;
-    s->kallsyms_stale = false;
-    s->kallsyms_pass = s->pass;
-}
-
-static int kernel_lookup(struct symbolizer *s, uint64_t addr, const char **name,
-                         const char **module)
-{
-    int r;
-
-    if (s->kallsyms_stale)
-        kallsyms_refresh(s);
-    r = kallsyms_lookup(s->kallsyms, addr, name, module);
-    if (r != -ENOENT || s->pass - s->kallsyms_pass < KALLSYMS_RETRY_PASSES)
-        return r;
-    kallsyms_refresh(s);
-    return kallsyms_lookup(s->kallsyms, addr, name, module);
-}
-
 int symbolizer_kernel_frame(struct symbolizer *s, uint64_t ip, bool is_leaf, char *buf, size_t size)
 {
     uint64_t addr = is_leaf || ip == 0 ? ip : ip - 1;
@@ -718,7 +690,7 @@ int symbolizer_kernel_frame(struct symbolizer *s, uint64_t ip, bool is_leaf, cha
     int r;
 
     s->stats.kernel_frames++;
-    r = kernel_lookup(s, addr, &name, &module);
+    r = kernel_symbols_lookup(s->kernel, addr, &name, &module);
     if (r < 0)
         return write_unknown(buf, size, r);
     if (module)
@@ -777,4 +749,5 @@ void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *r
 {
     *ret = s->stats;
     ret->elf_files = s->n_files;
+    ret->kallsyms_loads = kernel_symbols_reads(s->kernel);
 }

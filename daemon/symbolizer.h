@@ -49,8 +49,8 @@ struct symbolizer *symbolizer_free(struct symbolizer *s);
 /* Start a pass (one drain). A process's mappings are read at most once per
  * pass, and reused across passes for a while (sooner re-read for an address
  * in none of them, or when the process is announced); ELF files stay cached
- * while in use; /proc/kallsyms is re-read when modules or BPF programs come
- * or go. */
+ * while in use; kernel symbols follow modules and BPF programs as they come
+ * and go (see kernel_symbols.h). */
 void symbolizer_begin_pass(struct symbolizer *s);
 
 /* Name a frame of process tgid, in the image its exec_id-th exec started
@@ -59,9 +59,13 @@ void symbolizer_begin_pass(struct symbolizer *s);
  * interrupted pc (the first frame); otherwise it is a return address and
  * ip - 1 is looked up, so that a call at the very end of a function is named
  * after that function.
+ * With where non-NULL, also writes where the address looked up lies, so that
+ * the name can be checked against another resolver: "0xOFFSET BUILD_ID PATH"
+ * (the offset in the file, its build-id in hex or "-", its path as the
+ * process maps it), or "" outside files.
  * Returns 0 (buf filled) or a negative errno (buf still filled, as "[unknown]"). */
 int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint32_t exec_id, uint64_t ip,
-                          bool is_leaf, char *buf, size_t size);
+                          bool is_leaf, char *buf, size_t size, char *where, size_t where_size);
 
 /* Name a kernel frame: "function", or "function [module]" for modules.
  * Returns 0, SYMBOLIZER_SKIP, or a negative errno (buf filled as "[unknown]"). */

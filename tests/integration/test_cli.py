@@ -31,6 +31,9 @@ def test_usage_errors(daemon):
     one_line_error(run("--socket", daemon.sock, "dump", "--pid", "abc"), 2)
     one_line_error(run("--socket", daemon.sock, "dump", "--format", "svg"), 2)
     one_line_error(run("--socket", daemon.sock, "dump", "--no-such-option"), 2)
+    # folded lines have no room for frame detail
+    line = one_line_error(run("--socket", daemon.sock, "dump", "--frame-detail"), 2)
+    assert "--frame-detail needs --json" in line
 
 
 def test_no_data_for_pid(daemon):

@@ -15,6 +15,7 @@ def test_restart_keeps_history(tmp_path):
     first = Daemon(tmp_path / "one", "--interval", "200ms", "--state-directory", str(state))
     truth = run_workload("short_lived")
     before = first.dump_json("--pid", str(truth["pid"]), "--group-by", "tid,state")
+    detail = first.dump_json("--pid", str(truth["pid"]), "--frame-detail", *window(before))
     first.stop()
     assert (state / "ring.v1").exists()
     assert "saved" in (tmp_path / "one" / "offcpud.log").read_text()
@@ -27,6 +28,11 @@ def test_restart_keeps_history(tmp_path):
                                  *window(before))
         assert after["stacks"] == before["stacks"]
         assert any("short_lived_sleep_20x10ms" in s["user"] for s in after["stacks"])
+        # where each frame lies is kept too
+        assert second.dump_json("--pid", str(truth["pid"]), "--frame-detail",
+                                *window(before))["stacks"] == detail["stacks"]
+        assert any(f.get("module", "").endswith("/short_lived")
+                   for s in detail["stacks"] for f in s["user_frames"])
     finally:
         second.stop()
 

@@ -69,6 +69,8 @@ BAD_REQUESTS = [
      "org.varlink.service.InvalidParameter", {"parameter": "since_ns"}),
     (b'{"method": "io.offcpud.Dump", "parameters": {"group_by": ["colour"]}}',
      "org.varlink.service.InvalidParameter", {"parameter": "group_by"}),
+    (b'{"method": "io.offcpud.Dump", "parameters": {"frame_detail": "yes"}}',
+     "org.varlink.service.InvalidParameter", {"parameter": "frame_detail"}),
     (b'{"method": "io.offcpud.Dump", "parameters": {"bogus": 1}}',
      "org.varlink.service.InvalidParameter", {"parameter": "bogus"}),
     (b'{"method": "io.offcpud.Dump", "parameters": [1]}', "io.offcpud.InvalidRequest", None),

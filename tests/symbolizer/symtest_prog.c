@@ -7,10 +7,12 @@
  * address no symbol holds, which must be named "module+0xOFFSET". Then it
  * waits until its stdin closes.
  */
+#include <elf.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #ifdef SYMTEST_WITH_LIB
@@ -77,6 +79,7 @@ static void check(const char *kind, uintptr_t addr, const char *expected)
 
 int main(void)
 {
+    const Elf64_Ehdr *ld_so = (const Elf64_Ehdr *)getauxval(AT_BASE);
     char c;
 
     printf("pid %d\n", (int)getpid());
@@ -92,6 +95,12 @@ int main(void)
     check("leaf", (uintptr_t)symtest_sized, "symtest_sized");
     check("leaf", (uintptr_t)symtest_sized + 8, "-");
     check("leaf", (uintptr_t)symtest_unsized + 8, "-");
+    /* where a process starts: ld.so's entry point, an unsized label named
+     * _start in its debug file; one byte past it is not _start */
+    if (ld_so) {
+        check("leaf", (uintptr_t)ld_so + ld_so->e_entry, "_start");
+        check("leaf", (uintptr_t)ld_so + ld_so->e_entry + 1, "!_start");
+    }
 #ifdef SYMTEST_WITH_LIB
     {
         uintptr_t ra, fn;

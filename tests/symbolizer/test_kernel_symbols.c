@@ -181,17 +181,39 @@ static int program_symbol(int fd, const char *name, uint64_t *addr, char *buf, s
     return 0;
 }
 
-/* A program loaded since kallsyms was read is named at the next pass: the
- * symbolizer sees that the programs changed and reads kallsyms again. */
+/* The address of a function of the kernel proper, from /proc/kallsyms. */
+static uint64_t core_function(const char *want)
+{
+    _cleanup_fclose_ FILE *f = fopen("/proc/kallsyms", "re");
+    char line[512], name[256], type;
+    uint64_t addr;
+
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "%" SCNx64 " %c %255s", &addr, &type, name) == 3 &&
+            strcmp(name, want) == 0)
+            return addr;
+    return 0;
+}
+
+static uint64_t reads(struct symbolizer *s)
+{
+    struct symbolizer_stats st;
+
+    symbolizer_get_stats(s, &st);
+    return st.kallsyms_loads;
+}
+
+/* A program loaded since kallsyms was read is named once it shows: its
+ * address, unknown, makes kallsyms be read again (the kernel's own functions
+ * do not). Once unloaded it names nothing, even before any read. */
 static void test_program_loaded(void)
 {
+    uint64_t addr = 0, schedule = core_function("schedule"), before;
     struct symbolizer *s = NULL;
     char want[128], name[256];
-    uint64_t addr = 0;
-    _cleanup_close_ int fd = -EBADF;
-    int r;
+    int fd, r;
 
-    CHECK(symbolizer_new(&s) == 0, "symbolizer made");
+    CHECK(symbolizer_new(&s) == 0 && schedule, "symbolizer made, schedule at 0x%" PRIx64, schedule);
     if (!s)
         return;
     symbolizer_begin_pass(s);
@@ -201,9 +223,18 @@ static void test_program_loaded(void)
     CHECK(r == 0, "BPF program loaded and JITed at 0x%" PRIx64 " (%d)", addr, r);
     if (r == 0) {
         symbolizer_begin_pass(s);
+        before = reads(s);
+        r = symbolizer_kernel_frame(s, schedule + 1, false, name, sizeof(name));
+        CHECK(r == 0 && strcmp(name, "schedule") == 0 && reads(s) == before,
+              "kernel function named without reading kallsyms again -> %s", name);
         r = symbolizer_kernel_frame(s, addr + 1, false, name, sizeof(name));
-        CHECK(r == SYMBOLIZER_SKIP && strcmp(name, want) == 0,
-              "new BPF program -> %s (want %s, of the tracer's kind: %d)", name, want, r);
+        CHECK(r == SYMBOLIZER_SKIP && strcmp(name, want) == 0 && reads(s) == before + 1,
+              "new BPF program -> %s (want %s, of the tracer's kind: %d), read again", name, want,
+              r);
+        close(fd);
+        symbolizer_begin_pass(s);
+        r = symbolizer_kernel_frame(s, addr + 1, false, name, sizeof(name));
+        CHECK(r < 0 && strcmp(name, "[unknown]") == 0, "unloaded BPF program -> %s", name);
     }
     symbolizer_free(s);
 }

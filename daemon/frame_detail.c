@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include "frame_detail.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* offset is "0xOFFSET", file "BUILD_ID PATH" (see ring.h), or both "". */
+static json_t *frame_json(const char *name, const char *offset, const char *file)
+{
+    json_t *o = json_pack("{s:s}", "name", name);
+    const char *path = file ? strchr(file, ' ') : NULL;
+    uint64_t value;
+    char end;
+
+    if (!o || !path || sscanf(offset, "0x%" SCNx64 "%c", &value, &end) != 1)
+        return o;
+    json_object_set_new(o, "module", json_string(path + 1));
+    json_object_set_new(o, "offset", json_integer((json_int_t)value));
+    if (strncmp(file, "- ", 2) != 0)
+        json_object_set_new(o, "build_id", json_stringn(file, (size_t)(path - file)));
+    return o;
+}
+
+json_t *frame_detail_json(const struct intern *in, uint32_t ustack, uint32_t uwhere)
+{
+    uint32_t n = 0, nwhere = 0;
+    const uint32_t *names = ustack ? intern_stack_get(in, ustack, &n) : NULL;
+    const uint32_t *wheres = uwhere ? intern_stack_get(in, uwhere, &nwhere) : NULL;
+    json_t *a = json_array();
+
+    /* built together, two where strings per name; anything else is not trusted */
+    if (nwhere != 2 * n)
+        wheres = NULL;
+    for (uint32_t i = 0; a && i < n; i++)
+        json_array_append_new(a,
+                              frame_json(intern_string_get(in, names[i]),
+                                         wheres ? intern_string_get(in, wheres[2 * i]) : NULL,
+                                         wheres ? intern_string_get(in, wheres[2 * i + 1]) : NULL));
+    return a;
+}
