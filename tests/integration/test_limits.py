@@ -167,9 +167,10 @@ def test_sigterm_under_load(tmp_path):
     d = Daemon(tmp_path, "--interval", "200ms")
     load = [subprocess.Popen([str(WORKLOADS / "sleep_and_pipe"), "--sleeps", "400",
                               "--writes", "200"], stdout=subprocess.DEVNULL) for _ in range(4)]
+    # its own process group: perf bench forks the two processes that do the work
     spin = subprocess.Popen(["taskset", "-c", "0", "perf", "bench", "sched", "pipe",
                              "-l", "10000000"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+                            stderr=subprocess.DEVNULL, start_new_session=True)
     time.sleep(1.5)
     stalled = socket.socket(socket.AF_UNIX)
     stalled.connect(d.sock)
@@ -181,7 +182,7 @@ def test_sigterm_under_load(tmp_path):
         d.proc.wait(timeout=10)
         took = time.monotonic() - t0
     finally:
-        spin.kill()
+        os.killpg(spin.pid, signal.SIGKILL)
         for p in load:
             p.kill()
         for p in (spin, *load):

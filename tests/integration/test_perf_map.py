@@ -5,6 +5,8 @@ map and blocks from inside them (one makes the syscall itself, one calls back in
 removes the map and exits before the query, so the names must have been read while it ran.
 It runs as nobody: the daemon, as root, reads a file another user wrote.
 """
+import atexit
+import functools
 import json
 import os
 import shutil
@@ -19,10 +21,20 @@ NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 JIT_BASE = 0x3f0000000000  # where jit_perf_map puts its code
 
 
+@functools.cache
+def jit_binary() -> str:
+    """The workload, copied outside /tmp: the build may be under /tmp, and these tests
+    mount a /tmp of their own over it."""
+    home = tempfile.mkdtemp(prefix="offcpud-jit-", dir="/var/tmp")
+    os.chmod(home, 0o755)
+    atexit.register(shutil.rmtree, home, True)
+    return shutil.copy2(WORKLOADS / "jit_perf_map", home)
+
+
 def run_jit(*prefix: str, shell_setup: str = "", args=()) -> dict:
     """Run jit_perf_map as nobody, after shell_setup (run as root, in whatever namespaces
     prefix makes); its last stdout line is its truth."""
-    workload = " ".join([*NOBODY, str(WORKLOADS / "jit_perf_map"), "--rounds", "30", *args])
+    workload = " ".join([*NOBODY, jit_binary(), "--rounds", "30", *args])
     script = f"{shell_setup} exec {workload}" if shell_setup else f"exec {workload}"
     res = subprocess.run([*prefix, "sh", "-c", script], capture_output=True, text=True,
                          timeout=60, check=True)
