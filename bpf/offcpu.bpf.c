@@ -641,11 +641,13 @@ int BPF_PROG(on_switch_btf, bool preempt, struct task_struct *prev, struct task_
         *(__u64 *)&so.comm[0] = *(__u64 *)&prev->comm[0];
         *(__u64 *)&so.comm[8] = *(__u64 *)&prev->comm[8];
         /* a kernel thread has no user registers; a preempted task's
-         * kernel stack depends on where it was preempted */
+         * kernel stack depends on where it was preempted; an uninterruptible
+         * sleep (a lock, I/O, a page fault) is where one user place meets many
+         * kernel paths: rare, and the blocks most worth getting exactly right */
         if (!so.kthread) {
             fingerprint_of(&so.fp, prev, so.state);
             so.has_regs = true;
-            so.cacheable = stack_cache && !preempt;
+            so.cacheable = stack_cache && !preempt && so.state != OFFCPU_STATE_UNINTERRUPTIBLE;
         }
         rec = bpf_task_storage_get(&task_recs, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
         if (rec)

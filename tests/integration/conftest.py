@@ -188,6 +188,35 @@ def run_workload(name: str, *args: str, timeout=60) -> dict:
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
+def cgroup2_mount() -> Path:
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, right = line.split(" - ", 1)
+        if right.split()[0] == "cgroup2":
+            return Path(left.split()[4])
+    pytest.fail("no cgroup2 mount")
+
+
+@pytest.fixture
+def fresh_cgroup():
+    """An empty cgroup v2 of the test's own, removed after it."""
+    path = cgroup2_mount() / f"offcpud-test-{os.getpid()}"
+    path.mkdir()
+    yield path
+    path.rmdir()
+
+
+def workload_in(cgroup: Path, name: str, *args: str):
+    """A workload (one that takes --wait-stdin) moved into cgroup before it starts
+    blocking: (process, pid). Its last stdout line is its measurement."""
+    proc = subprocess.Popen([str(WORKLOADS / name), "--wait-stdin", *args],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    pid = int(proc.stdout.readline().split()[1])
+    (cgroup / "cgroup.procs").write_text(f"{pid}\n")
+    proc.stdin.write("go\n")
+    proc.stdin.flush()
+    return proc, pid
+
+
 def folded(text: str):
     """Folded lines as (comm, user frames, kernel frames, microseconds)."""
     rows = []

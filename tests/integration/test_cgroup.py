@@ -1,44 +1,12 @@
 """--cgroup: only the tasks of that cgroup v2 (and below it); trace-cgroups: only those traced."""
 import json
-import os
 import subprocess
-from pathlib import Path
 
-import pytest
-
-from conftest import OFFCPUD, WORKLOADS, run_workload
-
-
-def cgroup2_mount() -> Path:
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        left, right = line.split(" - ", 1)
-        if right.split()[0] == "cgroup2":
-            return Path(left.split()[4])
-    pytest.fail("no cgroup2 mount")
-
-
-@pytest.fixture
-def fresh_cgroup():
-    path = cgroup2_mount() / f"offcpud-test-{os.getpid()}"
-    path.mkdir()
-    yield path
-    path.rmdir()
-
-
-def workload_in(cgroup: Path):
-    """sleep_and_pipe moved into cgroup before it starts blocking: (process, pid)."""
-    proc = subprocess.Popen([str(WORKLOADS / "sleep_and_pipe"), "--wait-stdin", "--sleeps", "30",
-                             "--writes", "10"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            text=True)
-    pid = int(proc.stdout.readline().split()[1])
-    (cgroup / "cgroup.procs").write_text(f"{pid}\n")
-    proc.stdin.write("go\n")
-    proc.stdin.flush()
-    return proc, pid
+from conftest import OFFCPUD, run_workload, workload_in
 
 
 def test_cgroup_filter(daemon, fresh_cgroup):
-    inside, pid = workload_in(fresh_cgroup)
+    inside, pid = workload_in(fresh_cgroup, "sleep_and_pipe", "--sleeps", "30", "--writes", "10")
     outside = run_workload("short_lived")  # at the same time, in another cgroup
     inside.communicate(timeout=60)
     assert inside.returncode == 0
@@ -69,7 +37,7 @@ def test_trace_only_some_cgroups(start_daemon, fresh_cgroup, tmp_path):
     conf = tmp_path / "offcpud.conf"
     conf.write_text(f"trace-cgroups = /{fresh_cgroup.name}\n")
     d = start_daemon("--interval", "200ms", "--config", str(conf))
-    inside, pid = workload_in(fresh_cgroup)
+    inside, pid = workload_in(fresh_cgroup, "sleep_and_pipe", "--sleeps", "30", "--writes", "10")
     outside = run_workload("sleep_and_pipe", "--sleeps", "30", "--writes", "10")
     inside.communicate(timeout=60)
 

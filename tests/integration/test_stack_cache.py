@@ -7,7 +7,7 @@ same counts, and times that differ only by when each program read the clock.
 """
 import json
 
-from conftest import run_workload
+from conftest import run_workload, workload_in
 
 
 def dump_by_stack(d, pid):
@@ -84,3 +84,28 @@ def test_kernel_threads_left_out(start_daemon, tmp_path):
 
     assert kthread_rows(with_kthreads), "no kernel thread seen by the default daemon"
     assert not kthread_rows(without), kthread_rows(without)[:3]
+
+
+def test_uninterruptible_sleeps_walked(start_daemon, fresh_cgroup, tmp_path):
+    """A block in D (a lock, I/O, a page fault) is walked every time, even at a known
+    place: there one user place is reached through many kernel paths. A vfork parent
+    waits in D at one place, fifty times; only its cgroup is traced."""
+    conf = tmp_path / "offcpud.conf"
+    conf.write_text(f"trace-cgroups = /{fresh_cgroup.name}\n")
+    d = start_daemon("--interval", "200ms", "--config", str(conf))
+    before = collector(d)["collector"]
+    proc, pid = workload_in(fresh_cgroup, "vfork_waits", "--forks", "50")
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0, out
+    after = collector(d)["collector"]
+
+    # the children (each blocks once, in its own task) are always walked; only the
+    # parent blocks more than once: its D blocks must all be walked, so the only
+    # hits there can be are its S blocks
+    rows = [r for r in d.dump_json("--cgroup", str(fresh_cgroup), "--since", "60s",
+                                   "--group-by", "pid,state")["stacks"] if r["pid"] == pid]
+    count = {state: sum(r["count"] for r in rows if r["state"] == state) for state in "SDR"}
+    assert count["D"] >= 50, count
+    assert any(r["state"] == "D" and "vfork_in_a_loop" in r["user"] for r in rows), rows
+    hits = after["stack_cache_hits"] - before["stack_cache_hits"]
+    assert hits <= count["S"], (hits, count, after)

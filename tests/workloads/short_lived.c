@@ -30,7 +30,8 @@ int main(void)
     struct blocked_time t = {0};
 
     short_lived_sleep_20x10ms(&t);
-    printf("{\"pid\":%d,\"nanosleep_calls\":%d,\"nanosleep_ns\":%lld,\"nanosleep_offcpu_ns\":%lld}\n",
-           (int)getpid(), t.calls, t.wall_ns, t.offcpu_ns);
+    printf(
+        "{\"pid\":%d,\"nanosleep_calls\":%d,\"nanosleep_ns\":%lld,\"nanosleep_offcpu_ns\":%lld}\n",
+        (int)getpid(), t.calls, t.wall_ns, t.offcpu_ns);
     return 0;
 }

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "blocked_time.h"
+#include "workload_start.h"
 
 #define NOINLINE __attribute__((noinline))
 
@@ -104,28 +105,11 @@ NOINLINE static void *feeder_main(void *arg)
 int main(int argc, char **argv)
 {
     pthread_t sleeper, reader, feeder;
-    int wait_stdin = 0;
+    const struct int_option opts[] = {{"sleeps", &sleeps}, {"writes", &writes}};
+    int status = workload_start(argc, argv, opts, N_OPTIONS(opts));
 
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--wait-stdin") == 0)
-            wait_stdin = 1;
-        else if (strcmp(argv[i], "--sleeps") == 0 && i + 1 < argc)
-            sleeps = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--writes") == 0 && i + 1 < argc)
-            writes = atoi(argv[++i]);
-        else {
-            fprintf(stderr, "usage: %s [--wait-stdin] [--sleeps N] [--writes N]\n", argv[0]);
-            return 2;
-        }
-    }
-    if (wait_stdin) {
-        char line[16];
-
-        printf("ready %d\n", (int)getpid());
-        fflush(stdout);
-        if (!fgets(line, sizeof(line), stdin))
-            return 1;
-    }
+    if (status)
+        return status;
     if (pipe(pipefd) < 0)
         return 1;
     pthread_create(&sleeper, NULL, sleeper_main, NULL);
