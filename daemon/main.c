@@ -261,10 +261,10 @@ static void reload(struct loop *l)
     d->cfg.max_clients = fresh.max_clients;
     d->cfg.max_clients_per_uid = fresh.max_clients_per_uid;
     d->cfg.idle_timeout_ns = fresh.idle_timeout_ns;
-    server_apply_config(d->server);
     d->cfg.group_access_all = fresh.group_access_all;
     memcpy(d->cfg.socket_group, fresh.socket_group, sizeof(d->cfg.socket_group));
     resolve_access_group(d);
+    server_apply_config(d->server);
     d->ring.retention_ns = fresh.retention_ns;
     d->ring.memory_limit = fresh.memory_limit;
     ring_expire(&d->ring, clock_ns(CLOCK_REALTIME));

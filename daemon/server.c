@@ -51,7 +51,9 @@ struct server {
     struct event_source listener;
     struct event_source idle_timer; /* one for all connections */
     struct daemon *d;
-    bool bound_here; /* we made the socket file, so we remove it */
+    bool bound_here;        /* we made the socket file, so we remove it */
+    struct stat bound_file; /* ... and this is it */
+    gid_t bound_gid;        /* the group it was given */
     struct conn *conns;
     size_t nconns;
     struct server_stats stats;
@@ -385,9 +387,32 @@ static int clear_stale_socket(const struct sockaddr_un *sa)
     return 0;
 }
 
-/* Mode 0600 root:root, or 0660 root:group where there is a group to read
- * (access_gid): set before listen(), so no one connects in between. */
-static int bind_socket(const char *path, gid_t access_gid)
+/* Who may connect: 0660 root:group where there is a group to read (gid),
+ * else 0600 root:root. The mode passes through 0600, so a change of group
+ * never lets the old group in under the new one. Only on the file we bound
+ * (identity in *bound) and never through a link: the path may lie in a
+ * directory others can write to. */
+static int socket_file_set_access(const char *path, const struct stat *bound, gid_t gid)
+{
+    _cleanup_close_ int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    char self[64];
+    struct stat st;
+
+    if (fd < 0 || fstat(fd, &st) < 0)
+        return -errno;
+    if (!S_ISSOCK(st.st_mode) || st.st_dev != bound->st_dev || st.st_ino != bound->st_ino)
+        return -ESTALE;
+    /* chmod does not take an O_PATH descriptor; its /proc link names the same inode */
+    snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+    if (chmod(self, 0600) < 0 || fchownat(fd, "", 0, gid == (gid_t)-1 ? 0 : gid, AT_EMPTY_PATH) < 0)
+        return -errno;
+    if (gid != (gid_t)-1 && chmod(self, 0660) < 0)
+        return -errno;
+    return 0;
+}
+
+/* Access is set before listen(), so no one connects in between. */
+static int bind_socket(const char *path, gid_t access_gid, struct stat *ret_file)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     _cleanup_close_ int fd = -1;
@@ -409,10 +434,11 @@ static int bind_socket(const char *path, gid_t access_gid)
     old = umask(0177);
     r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
     umask(old);
+    if (r < 0 || lstat(path, ret_file) < 0)
+        return -errno;
+    r = socket_file_set_access(path, ret_file, access_gid);
     if (r < 0)
-        return -errno;
-    if (access_gid != (gid_t)-1 && (chown(path, 0, access_gid) < 0 || chmod(path, 0660) < 0))
-        return -errno;
+        return r;
     if (listen(fd, SOMAXCONN) < 0)
         return -errno;
     r = fd;
@@ -446,7 +472,16 @@ int server_apply_config(struct server *s)
 {
     uint64_t period = s->d->cfg.idle_timeout_ns / 4;
     struct itimerspec its;
+    int r;
 
+    if (s->bound_here && s->bound_gid != s->d->access_gid) {
+        r = socket_file_set_access(s->d->cfg.socket_path, &s->bound_file, s->d->access_gid);
+        if (r < 0)
+            log_warning("cannot give %s to group '%s': %s", s->d->cfg.socket_path,
+                        s->d->cfg.socket_group, strerror(-r));
+        else
+            s->bound_gid = s->d->access_gid;
+    }
     if (period > NSEC_PER_SEC)
         period = NSEC_PER_SEC;
     its.it_interval = (struct timespec){period / NSEC_PER_SEC, period % NSEC_PER_SEC};
@@ -488,7 +523,7 @@ int server_new(struct daemon *d, struct server **ret)
                                "socket activation: expected one listening Unix stream socket");
     }
     if (fd < 0) {
-        fd = bind_socket(d->cfg.socket_path, d->access_gid);
+        fd = bind_socket(d->cfg.socket_path, d->access_gid, &s->bound_file);
         if (fd < 0) {
             free(s);
             return log_error_errno(fd, "cannot listen on %s: %s", d->cfg.socket_path,
@@ -496,6 +531,7 @@ int server_new(struct daemon *d, struct server **ret)
                                                      : strerror(-fd));
         }
         s->bound_here = true;
+        s->bound_gid = d->access_gid;
     }
     s->listener = (struct event_source){.fd = fd, .dispatch = on_listener};
     s->idle_timer =

@@ -40,7 +40,8 @@ struct server *server_free(struct server *s);
 size_t server_clients(const struct server *s);
 void server_get_stats(const struct server *s, struct server_stats *ret);
 
-/* After a reload: the idle timeout's timer (the limits are read as needed). */
+/* After a reload: the idle timeout's timer and, on a socket file of our own, its
+ * group (the limits are read as needed). */
 int server_apply_config(struct server *s);
 
 #endif

@@ -3,9 +3,11 @@ their own processes (or all, where configured); anyone else nothing."""
 import grp
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -182,6 +184,49 @@ def test_group_reaches_socket_under_strict_umask(users, reachable_daemon_factory
     assert res.returncode == 0, res.stderr
     res = as_user(OUTSIDER, OFFCPUCTL, "--socket", d.sock, "status")
     assert res.returncode == 1 and "Permission denied" in res.stderr, res
+
+
+def test_socket_group_follows_reload(users, reachable_daemon_factory):
+    """A SIGHUP that names another socket-group (or none that exists) gives the socket
+    the daemon bound that group, or root alone; the socket's real permissions decide."""
+    d = reachable_daemon_factory(config=f"socket-group = {GROUP}\n")
+    conf = Path(d.sock).parent / "offcpud.conf"
+
+    def reload_to(group):
+        conf.write_text(f"socket-group = {group}\n")
+        d.proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        want = grp.getgrnam(group).gr_gid if group == GROUP else 0
+        while os.stat(d.sock).st_gid != want and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return os.stat(d.sock)
+
+    assert as_user(MEMBER, OFFCPUCTL, "--socket", d.sock, "status").returncode == 0
+    st = reload_to("no-such-group-here")
+    assert stat.S_IMODE(st.st_mode) == 0o600 and (st.st_uid, st.st_gid) == (0, 0), st
+    res = as_user(MEMBER, OFFCPUCTL, "--socket", d.sock, "status")
+    assert res.returncode == 1 and "Permission denied" in res.stderr, res
+    st = reload_to(GROUP)
+    assert stat.S_IMODE(st.st_mode) == 0o660 and st.st_gid == grp.getgrnam(GROUP).gr_gid, st
+    assert as_user(MEMBER, OFFCPUCTL, "--socket", d.sock, "status").returncode == 0
+
+    # never through a link: a file put in the socket's place keeps its owner and mode
+    victim = Path(d.sock).parent / "victim"
+    victim.write_text("")
+    victim.chmod(0o644)
+    os.rename(d.sock, f"{d.sock}.moved")
+    os.symlink(victim, d.sock)
+    conf.write_text("socket-group = no-such-group-here\n")
+    d.proc.send_signal(signal.SIGHUP)
+    deadline = time.monotonic() + 10
+    while "cannot give" not in d.read_log() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert f"cannot give {d.sock} to group" in d.read_log(), d.read_log()
+    st = os.stat(victim)
+    assert stat.S_IMODE(st.st_mode) == 0o644, st
+    os.unlink(d.sock)
+    os.rename(f"{d.sock}.moved", d.sock)
+    assert d.proc.poll() is None
 
 
 def test_group_access_all(group_daemon, tmp_path):
