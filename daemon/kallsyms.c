@@ -217,6 +217,16 @@ int kallsyms_load(struct kallsyms *k, const char *path)
     return kallsyms_parse(k, f);
 }
 
+int kallsyms_shows_addresses(FILE *f)
+{
+    _cleanup_free_ char *line = NULL;
+    size_t line_size = 0;
+
+    if (getline(&line, &line_size, f) < 0)
+        return ferror(f) ? -EIO : -ENODATA;
+    return strtoull(line, NULL, 16) != 0;
+}
+
 int kallsyms_lookup(const struct kallsyms *k, uint64_t addr, const char **ret_name,
                     const char **ret_module)
 {

@@ -24,6 +24,11 @@ struct kallsyms *kallsyms_free(struct kallsyms *k);
 int kallsyms_parse(struct kallsyms *k, FILE *f);
 int kallsyms_load(struct kallsyms *k, const char *path);
 
+/* Whether f (the format of /proc/kallsyms) shows addresses: the kernel prints
+ * zeros to a reader without CAP_SYSLOG (see kernel.kptr_restrict), and then
+ * no kernel frame can be named. 1 or 0, or a negative errno. */
+int kallsyms_shows_addresses(FILE *f);
+
 /* The function holding addr, and its module (NULL for the kernel proper).
  * Returns 0 or -ENOENT. The strings live until the next parse. */
 int kallsyms_lookup(const struct kallsyms *k, uint64_t addr, const char **ret_name,

@@ -23,6 +23,7 @@
 #include "daemon.h"
 #include "duration.h"
 #include "event.h"
+#include "kallsyms.h"
 #include "log.h"
 #include "macro.h"
 #include "persist.h"
@@ -447,6 +448,26 @@ static int open_collector(struct daemon *d)
     return r;
 }
 
+/* Conditions that leave answers without names yet fail nothing: said at start,
+ * where whoever installed offcpud looks. */
+static void warn_about_blind_spots(void)
+{
+    /* the kernel's own number for the first PID namespace (PROC_PID_INIT_INO) */
+    const ino_t init_pid_ns = 0xEFFFFFFCu;
+    _cleanup_fclose_ FILE *f = fopen("/proc/kallsyms", "re");
+    int r = f ? kallsyms_shows_addresses(f) : -errno;
+    struct stat st;
+
+    if (r <= 0)
+        log_warning("kernel frames cannot be named: /proc/kallsyms %s",
+                    r == 0 ? "hides its addresses from offcpud (it needs CAP_SYSLOG)"
+                           : strerror(-r));
+    if (stat("/proc/self/ns/pid", &st) == 0 && st.st_ino != init_pid_ns)
+        log_warning("offcpud runs in a PID namespace of its own: the kernel's process ids "
+                    "are not its /proc's, so user frames cannot be named (run it in the "
+                    "host's PID namespace)");
+}
+
 static int start(struct daemon *d)
 {
     int r;
@@ -465,6 +486,7 @@ static int start(struct daemon *d)
     r = cgroups_new(&d->cgroups);
     if (r < 0)
         log_warning("no cgroup v2 mount (%s): cgroup paths unknown", strerror(-r));
+    warn_about_blind_spots();
     r = open_collector(d);
     if (r < 0)
         return r;

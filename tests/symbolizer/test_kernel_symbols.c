@@ -206,6 +206,23 @@ static uint64_t reads(struct symbolizer *s)
 /* A program loaded since kallsyms was read is named once it shows: its
  * address, unknown, makes kallsyms be read again (the kernel's own functions
  * do not). Once unloaded it names nothing, even before any read. */
+/* What a reader without CAP_SYSLOG gets is told apart from the real thing. */
+static void test_hidden_addresses(void)
+{
+    static const char hidden[] = "0000000000000000 T _stext\n0000000000000000 T do_thing\n";
+    static const char shown[] = "ffffffff81000000 T _stext\n";
+    _cleanup_fclose_ FILE *h = fmemopen((void *)hidden, strlen(hidden), "r");
+    _cleanup_fclose_ FILE *s = fmemopen((void *)shown, strlen(shown), "r");
+    _cleanup_fclose_ FILE *empty = fopen("/dev/null", "re");
+    _cleanup_fclose_ FILE *real = fopen("/proc/kallsyms", "re");
+
+    CHECK(h && kallsyms_shows_addresses(h) == 0, "zeros: addresses hidden");
+    CHECK(s && kallsyms_shows_addresses(s) == 1, "addresses shown");
+    CHECK(empty && kallsyms_shows_addresses(empty) == -ENODATA, "empty file: -ENODATA");
+    /* run as root, as the daemon is */
+    CHECK(real && kallsyms_shows_addresses(real) == 1, "/proc/kallsyms shows root addresses");
+}
+
 static void test_program_loaded(void)
 {
     uint64_t addr = 0, schedule = core_function("schedule"), before;
@@ -247,6 +264,7 @@ int main(int argc, char **argv)
     }
     test_tracer_names();
     test_kallsyms_parse();
+    test_hidden_addresses();
     test_fixture(argv[1]);
     test_program_loaded();
     return CHECK_EXIT();
