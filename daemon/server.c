@@ -478,7 +478,8 @@ int server_apply_config(struct server *s)
         r = socket_file_set_access(s->d->cfg.socket_path, &s->bound_file, s->d->access_gid);
         if (r < 0)
             log_warning("cannot give %s to group '%s': %s", s->d->cfg.socket_path,
-                        s->d->cfg.socket_group, strerror(-r));
+                        s->d->cfg.socket_group,
+                        r == -ESTALE ? "not the socket offcpud made" : strerror(-r));
         else
             s->bound_gid = s->d->access_gid;
     }

@@ -38,7 +38,7 @@ class Machine:
     """A booted container; commands run in all of its namespaces."""
 
     def __init__(self, root: Path, log: Path):
-        self.root, self.log, self.leader = root, log, None
+        self.log, self.leader = log, None
         self.proc = subprocess.Popen(
             ["systemd-nspawn", "--directory", str(root), "--boot", "--machine", "offcpud-test",
              # no machined or bus here: nspawn neither registers nor asks for a scope

@@ -203,9 +203,6 @@ static uint64_t reads(struct symbolizer *s)
     return st.kallsyms_loads;
 }
 
-/* A program loaded since kallsyms was read is named once it shows: its
- * address, unknown, makes kallsyms be read again (the kernel's own functions
- * do not). Once unloaded it names nothing, even before any read. */
 /* What a reader without CAP_SYSLOG gets is told apart from the real thing. */
 static void test_hidden_addresses(void)
 {
@@ -223,6 +220,9 @@ static void test_hidden_addresses(void)
     CHECK(real && kallsyms_shows_addresses(real) == 1, "/proc/kallsyms shows root addresses");
 }
 
+/* A program loaded since kallsyms was read is named once it shows: its
+ * address, unknown, makes kallsyms be read again (the kernel's own functions
+ * do not). Once unloaded it names nothing, even before any read. */
 static void test_program_loaded(void)
 {
     uint64_t addr = 0, schedule = core_function("schedule"), before;
