@@ -15,10 +15,10 @@
 
 #include "duration.h"
 #include "macro.h"
+#include "protocol.h"
 #include "render.h"
 #include "varlink_frame.h"
 
-#define DEFAULT_SOCKET_PATH "/run/offcpud/offcpud.sock"
 /* the largest reply read: a dump of a busy host for a long window */
 #define REPLY_LIMIT (512u << 20)
 
@@ -192,8 +192,8 @@ static int parse_group_by(const char *arg, json_t *params)
 
     json_object_set_new(params, "group_by", a);
     for (char *f = strtok_r(copy, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
-        if (strcmp(f, "pid") && strcmp(f, "tid") && strcmp(f, "state") && strcmp(f, "cgroup"))
-            return usage_error("invalid --group-by field '%s' (pid, tid, state, cgroup)", f);
+        if (!group_by_field(f))
+            return usage_error("invalid --group-by field '%s' (%s)", f, group_by_fields_text());
         json_array_append_new(a, json_string(f));
     }
     return 0;
@@ -279,8 +279,8 @@ static int cmd_dump(const struct globals *g, int argc, char **argv)
             json_object_set_new(params, "comm", json_string(optarg));
             break;
         case 's':
-            if (strlen(optarg) != 1 || !strchr("SDRIT", optarg[0]))
-                r = usage_error("invalid --state '%s' (S, D, R, I or T)", optarg);
+            if (!protocol_state_valid(optarg))
+                r = usage_error("invalid --state '%s' (one of %s)", optarg, PROTOCOL_STATES);
             else
                 json_object_set_new(params, "state", json_string(optarg));
             break;
@@ -380,7 +380,7 @@ static void usage(FILE *f)
             "  -j, --json          machine-readable output\n"
             "  -h, --help          this help; 'offcpuctl dump --help' for dump's options\n"
             "  -V, --version       show the version\n",
-            DEFAULT_SOCKET_PATH);
+            PROTOCOL_SOCKET_PATH);
 }
 
 int main(int argc, char **argv)
@@ -392,8 +392,7 @@ int main(int argc, char **argv)
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
-    const char *env = getenv("OFFCPUD_SOCKET");
-    struct globals g = {.socket = env && *env ? env : DEFAULT_SOCKET_PATH};
+    struct globals g = {.socket = protocol_socket_path()};
     int c;
 
     /* "+": stop at the command; its options are its own */

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "macro.h"
 #include "offcpu.skel.h"
@@ -30,14 +31,6 @@ struct collector {
     uint32_t agg_cap, stack_cap;
 };
 
-static int64_t realtime_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
-
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
     /* libbpf's info/debug chatter is noise in a daemon's log; warnings are not */
@@ -46,8 +39,11 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
     return vfprintf(stderr, fmt, ap);
 }
 
-static int open_skeleton(const struct collector_options *o, enum collector_attach attach,
-                         struct offcpu_bpf **ret)
+_Static_assert(COLLECTOR_TRACE_CGROUPS_MAX == OFFCPU_TRACE_CGROUPS_MAX, "one limit, two names");
+_Static_assert(COLLECTOR_COUNTERS == OFFCPU_STAT__MAX, "one counter per BPF stat");
+
+static int open_skeleton(const struct collector_options *o, const int *cgroup_fds,
+                         uint32_t ncgroups, enum collector_attach attach, struct offcpu_bpf **ret)
 {
     struct offcpu_bpf *skel;
     int r;
@@ -63,7 +59,7 @@ static int open_skeleton(const struct collector_options *o, enum collector_attac
     skel->rodata->check_shift = o->cache_check_shift;
     skel->rodata->trace_kernel_threads = o->trace_kernel_threads;
     skel->rodata->unwind_callers = o->unwind_callers;
-    skel->rodata->ntrace_cgroups = o->ntrace_cgroups;
+    skel->rodata->ntrace_cgroups = ncgroups;
     if (attach == COLLECTOR_ATTACH_TP_BTF) {
         bpf_program__set_autoload(skel->progs.on_switch_raw, false);
         bpf_program__set_autoload(skel->progs.on_exec_raw, false);
@@ -76,9 +72,8 @@ static int open_skeleton(const struct collector_options *o, enum collector_attac
         bpf_map__set_max_entries(skel->maps.tid_recs, o->task_entries);
     }
     r = offcpu_bpf__load(skel);
-    for (uint32_t i = 0; r == 0 && i < o->ntrace_cgroups; i++)
-        r = bpf_map_update_elem(bpf_map__fd(skel->maps.trace_cgroups), &i, &o->trace_cgroup_fds[i],
-                                BPF_ANY);
+    for (uint32_t i = 0; r == 0 && i < ncgroups; i++)
+        r = bpf_map_update_elem(bpf_map__fd(skel->maps.trace_cgroups), &i, &cgroup_fds[i], BPF_ANY);
     if (r < 0) {
         r = -errno;
         offcpu_bpf__destroy(skel);
@@ -88,30 +83,32 @@ static int open_skeleton(const struct collector_options *o, enum collector_attac
     return 0;
 }
 
-static int load_and_attach(struct collector *c, const struct collector_options *o)
+static int load_and_attach(struct collector *c, const struct collector_options *o,
+                           const int *cgroup_fds, uint32_t ncgroups)
 {
     enum collector_attach attach =
         o->attach == COLLECTOR_ATTACH_RAW_TP ? COLLECTOR_ATTACH_RAW_TP : COLLECTOR_ATTACH_TP_BTF;
     int r;
 
-    r = open_skeleton(o, attach, &c->skel);
+    r = open_skeleton(o, cgroup_fds, ncgroups, attach, &c->skel);
     /* a missing permission is not a missing feature: raw_tp would fail alike */
     if (r < 0 && r != -EPERM && o->attach == COLLECTOR_ATTACH_AUTO) {
         log_warning("tp_btf/sched_switch did not load (%s), falling back to raw_tp", strerror(-r));
         attach = COLLECTOR_ATTACH_RAW_TP;
-        r = open_skeleton(o, attach, &c->skel);
+        r = open_skeleton(o, cgroup_fds, ncgroups, attach, &c->skel);
     }
     if (r < 0)
         return r;
     c->attach = attach;
     c->gen = 0;
     c->skel->bss->gen = 0;
-    c->gen_start_ns = realtime_ns();
+    c->gen_start_ns = clock_ns(CLOCK_REALTIME);
     r = offcpu_bpf__attach(c->skel);
     return r < 0 ? -errno : 0;
 }
 
-int collector_open(const struct collector_options *o, struct collector **ret)
+int collector_open(const struct collector_options *o, const int *trace_cgroup_fds,
+                   uint32_t ntrace_cgroups, struct collector **ret)
 {
     struct collector *c;
     int r, mask;
@@ -138,7 +135,7 @@ int collector_open(const struct collector_options *o, struct collector **ret)
     if (!c->membarrier_global)
         log_warning("membarrier(MEMBARRIER_CMD_GLOBAL) unavailable (nohz_full?): "
                     "waiting 20ms after each flip instead of an RCU grace period");
-    r = load_and_attach(c, o);
+    r = load_and_attach(c, o, trace_cgroup_fds, ntrace_cgroups);
     if (r < 0) {
         collector_free(c);
         return r;
@@ -277,7 +274,7 @@ int collector_flip_and_drain(struct collector *c, struct drained **ret)
         log_warning("charging tasks still blocked: %s", strerror(-n));
     c->gen = old + 1;
     c->skel->bss->gen = c->gen;
-    now = realtime_ns();
+    now = clock_ns(CLOCK_REALTIME);
     wait_for_writers(c);
 
     n = drain_map(bpf_map__fd(old & 1 ? c->skel->maps.agg1 : c->skel->maps.agg0), c->d.keys,
@@ -322,7 +319,26 @@ const struct offcpu_stack *drained_find_stack(const struct drained *d, uint64_t 
     return NULL;
 }
 
-int collector_read_stats(struct collector *c, uint64_t ret[OFFCPU_STAT__MAX])
+static const char *const counter_names[OFFCPU_STAT__MAX] = {
+    [OFFCPU_STAT_SWITCHES] = "switches",
+    [OFFCPU_STAT_ACCOUNTED] = "accounted",
+    [OFFCPU_STAT_USER_STACK_EFAULT] = "user_stack_efault",
+    [OFFCPU_STAT_USER_STACK_ERROR] = "user_stack_error",
+    [OFFCPU_STAT_KERNEL_STACK_ERROR] = "kernel_stack_error",
+    [OFFCPU_STAT_STACK_MAP_FULL] = "stack_map_full",
+    [OFFCPU_STAT_STACK_COLLISION] = "stack_collision",
+    [OFFCPU_STAT_AGG_MAP_FULL] = "agg_map_full",
+    [OFFCPU_STAT_AGG_LOST_NS] = "agg_lost_ns",
+    [OFFCPU_STAT_NO_SWITCH_OUT] = "no_switch_out",
+    [OFFCPU_STAT_STORAGE_FAIL] = "storage_fail",
+    [OFFCPU_STAT_ANNOUNCE_LOST] = "announce_lost",
+    [OFFCPU_STAT_WALKS] = "stack_walks",
+    [OFFCPU_STAT_CACHE_HITS] = "stack_cache_hits",
+    [OFFCPU_STAT_CACHE_CHECKS] = "stack_cache_checks",
+    [OFFCPU_STAT_CACHE_MISMATCH] = "stack_cache_mismatches",
+};
+
+int collector_read_counters(struct collector *c, struct collector_counter *ret)
 {
     _cleanup_free_ struct offcpu_stats *percpu = calloc(c->ncpus, sizeof(*percpu));
     uint32_t zero = 0;
@@ -331,9 +347,24 @@ int collector_read_stats(struct collector *c, uint64_t ret[OFFCPU_STAT__MAX])
         return -ENOMEM;
     if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.stats), &zero, percpu) < 0)
         return -errno;
-    memset(ret, 0, sizeof(uint64_t) * OFFCPU_STAT__MAX);
-    for (int cpu = 0; cpu < c->ncpus; cpu++)
-        for (int i = 0; i < OFFCPU_STAT__MAX; i++)
-            ret[i] += percpu[cpu].v[i];
+    for (int i = 0; i < OFFCPU_STAT__MAX; i++) {
+        ret[i] = (struct collector_counter){.name = counter_names[i]};
+        for (int cpu = 0; cpu < c->ncpus; cpu++)
+            ret[i].value += percpu[cpu].v[i];
+    }
     return 0;
+}
+
+static double ratio(uint64_t part, uint64_t whole)
+{
+    return whole ? (double)part / (double)whole : 0.0;
+}
+
+void collector_stack_cache_rates(const struct collector_counter *v, double *ret_hit_rate,
+                                 double *ret_mismatch_rate)
+{
+    uint64_t checks = v[OFFCPU_STAT_CACHE_CHECKS].value;
+
+    *ret_hit_rate = ratio(v[OFFCPU_STAT_CACHE_HITS].value, v[OFFCPU_STAT_SWITCHES].value);
+    *ret_mismatch_rate = checks ? ratio(v[OFFCPU_STAT_CACHE_MISMATCH].value, checks) : -1.0;
 }

@@ -11,27 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/types.h>
+#include "collector_options.h"
 #include "offcpu.h"
-
-enum collector_attach {
-    COLLECTOR_ATTACH_AUTO,
-    COLLECTOR_ATTACH_TP_BTF,
-    COLLECTOR_ATTACH_RAW_TP,
-};
-
-struct collector_options {
-    enum collector_attach attach;
-    uint32_t agg_entries;       /* aggregate entries per generation */
-    uint32_t stack_entries;     /* distinct stacks per generation */
-    uint32_t task_entries;      /* raw_tp only: tasks with a pending switch-out */
-    bool stack_cache;           /* reuse stacks when a task blocks at the same place again */
-    uint32_t cache_check_shift; /* walk one cache hit in 2^shift all the same */
-    bool trace_kernel_threads;
-    bool unwind_callers; /* recover callers past code without frame pointers */
-    /* traced cgroups, open directories (with their subtrees); none: all */
-    uint32_t ntrace_cgroups;
-    int trace_cgroup_fds[OFFCPU_TRACE_CGROUPS_MAX];
-};
 
 struct drained_slot {
     uint64_t hash;
@@ -52,7 +33,10 @@ struct drained {
 
 struct collector;
 
-int collector_open(const struct collector_options *opts, struct collector **ret);
+/* trace_cgroup_fds: open cgroup v2 directories whose tasks (subtrees
+ * included) alone are traced; none: every task. */
+int collector_open(const struct collector_options *opts, const int *trace_cgroup_fds,
+                   uint32_t ntrace_cgroups, struct collector **ret);
 struct collector *collector_free(struct collector *c);
 
 /* "tp_btf" or "raw_tp". */
@@ -79,7 +63,21 @@ int collector_take_announcements(struct collector *c);
  * OFFCPU_UNWIND_STOP. Until it is set, the stacks walked there are not reused. */
 int collector_set_unwind_rule(struct collector *c, const struct offcpu_announce *a, int32_t rule);
 
-/* Counters summed over CPUs. */
-int collector_read_stats(struct collector *c, uint64_t ret[OFFCPU_STAT__MAX]);
+/* What the BPF side counted (summed over CPUs), by name: every event and
+ * every loss. */
+struct collector_counter {
+    const char *name;
+    uint64_t value;
+};
+
+#define COLLECTOR_COUNTERS OFFCPU_STAT__MAX
+
+/* Fills ret[COLLECTOR_COUNTERS]. Returns 0 or a negative errno. */
+int collector_read_counters(struct collector *c, struct collector_counter *ret);
+
+/* The share of switch-outs whose stacks were reused, and of the reuses
+ * checked by a walk that found other stacks (negative: none checked). */
+void collector_stack_cache_rates(const struct collector_counter *counters, double *ret_hit_rate,
+                                 double *ret_mismatch_rate);
 
 #endif

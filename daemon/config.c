@@ -10,15 +10,15 @@
 #include "duration.h"
 #include "log.h"
 #include "macro.h"
+#include "protocol.h"
 
 void config_defaults(struct config *c)
 {
-    const char *env = getenv("OFFCPUD_SOCKET");
+    const char *env = getenv("STATE_DIRECTORY");
 
     memset(c, 0, sizeof(*c));
-    snprintf(c->socket_path, sizeof(c->socket_path), "%s", env && *env ? env : DEFAULT_SOCKET_PATH);
+    snprintf(c->socket_path, sizeof(c->socket_path), "%s", protocol_socket_path());
     /* systemd's StateDirectory= says where */
-    env = getenv("STATE_DIRECTORY");
     snprintf(c->state_dir, sizeof(c->state_dir), "%s", env && *env ? env : "/var/lib/offcpud");
     c->interval_ns = 1 * NSEC_PER_SEC;
     c->retention_ns = 15 * 60 * NSEC_PER_SEC;
@@ -182,7 +182,8 @@ int config_set(struct config *c, const char *key, const char *value, const char 
             relative |= p[0] != '/';
             n++;
         }
-        if (relative || n > OFFCPU_TRACE_CGROUPS_MAX || strlen(value) >= sizeof(c->trace_cgroups)) {
+        if (relative || n > COLLECTOR_TRACE_CGROUPS_MAX ||
+            strlen(value) >= sizeof(c->trace_cgroups)) {
             *why = "must be up to 16 absolute cgroup paths separated by spaces";
             return -EINVAL;
         }

@@ -8,9 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "collector.h"
-
-#define DEFAULT_SOCKET_PATH "/run/offcpud/offcpud.sock"
+#include "collector_options.h"
 
 struct config {
     char socket_path[PATH_MAX];

@@ -7,14 +7,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "protocol.h"
 #include "ring.h"
 
+/* group_by holds the protocol's fields (enum group_by_field) and: */
 enum {
-    QUERY_GROUP_PID = 1 << 0,
-    QUERY_GROUP_TID = 1 << 1,
-    QUERY_GROUP_STATE = 1 << 2,
-    QUERY_GROUP_CGROUP = 1 << 3,
-    QUERY_GROUP_WHERE = 1 << 4, /* stacks whose frames lie elsewhere stay apart */
+    QUERY_GROUP_WHERE = 1u << 4, /* stacks whose frames lie elsewhere stay apart */
 };
 
 struct query {

@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "config.h"
+#include "protocol.h"
 
 static int load(struct config *c, const char *text)
 {
@@ -28,7 +29,7 @@ int main(void)
 
     unsetenv("OFFCPUD_SOCKET");
     config_defaults(&c);
-    CHECK(strcmp(c.socket_path, DEFAULT_SOCKET_PATH) == 0, "default socket");
+    CHECK(strcmp(c.socket_path, PROTOCOL_SOCKET_PATH) == 0, "default socket");
     CHECK(c.interval_ns == 1000000000ULL && c.retention_ns == 900000000000ULL, "default times");
     CHECK(load(&c, "# comment\n\ninterval = 250ms\nretention=2m # trailing\n"
                    "memory-limit = 64M\nsocket = /tmp/x.sock\nattach = raw_tp\n") == 0,

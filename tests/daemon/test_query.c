@@ -121,7 +121,7 @@ int main(void)
 
     q = any(INT64_MIN, INT64_MAX);
     q.pid = 10;
-    q.group_by = QUERY_GROUP_TID;
+    q.group_by = GROUP_BY_TID;
     query_run(&r, &q, &res);
     CHECK(res.n == 2 && res.rows[0].tid != res.rows[1].tid, "pid filter, grouped by tid");
     query_result_done(&res);
@@ -137,7 +137,7 @@ int main(void)
     /* collapsed kernel stacks merge what differed only in the kernel */
     q = any(INT64_MIN, INT64_MAX);
     q.collapse_kernel = true;
-    q.group_by = QUERY_GROUP_PID;
+    q.group_by = GROUP_BY_PID;
     query_run(&r, &q, &res);
     CHECK(res.n == 2 && res.rows[0].kstack == QUERY_KERNEL_COLLAPSED &&
               res.rows[1].kstack == QUERY_KERNEL_COLLAPSED,

@@ -17,8 +17,8 @@
 
 #include "api.h"
 #include "daemon.h"
-#include "server.h"
 #include "varlink_frame.h"
+#include "varlink_server.h"
 
 #define SEC 1000000000LL
 
@@ -65,7 +65,10 @@ static void fill_ring(void)
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     config_defaults(&d.cfg);
-    d.access_gid = 4242;
+    d.access = (struct access_policy){.gid = 4242};
+    d.limits = (struct vl_server_limits){.request_limit = 4096, .output_limit = 1 << 20};
+    if (vl_server_new(-1, -1, &d.limits, &d.access, &d.server) < 0 || api_bind(d.server, &d) < 0)
+        abort();
     ring_init(&d.ring, 3600 * SEC, 64 << 20);
     fill_ring();
     return 0;
@@ -108,7 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break; /* the daemon answers RequestTooLarge and drops the rest */
         while ((got = vl_input_next(&in, &msg, reason, sizeof(reason))) != 0) {
             bool oneway = false;
-            json_t *reply = got < 0 ? NULL : api_call(&d, peer, msg, &oneway);
+            json_t *reply = got < 0 ? NULL : vl_server_call(d.server, peer, msg, &oneway);
 
             if (reply && vl_output_append(&out, reply) == -ENOBUFS)
                 out.start = out.len = 0;

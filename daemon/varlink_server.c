@@ -1,23 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-#include "server.h"
+#include "varlink_server.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <libgen.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/timerfd.h>
-#include <sys/un.h>
 #include <time.h>
-#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
-#include "api.h"
-#include "daemon.h"
+#include "clock.h"
 #include "event.h"
 #include "log.h"
 #include "macro.h"
@@ -32,9 +25,12 @@
  * must not lock out the on-call engineer. */
 #define ROOT_RESERVE 8
 
+/* Methods one server may have bound. */
+#define METHODS_MAX 32
+
 struct conn {
     struct event_source src;
-    struct server *srv;
+    struct vl_server *srv;
     struct peer peer;
     struct vl_input in;
     struct vl_output out;
@@ -47,31 +43,29 @@ struct conn {
     struct conn *prev, *next;
 };
 
-struct server {
-    struct event_source listener;
-    struct event_source idle_timer; /* one for all connections */
-    struct daemon *d;
-    bool bound_here;        /* we made the socket file, so we remove it */
-    struct stat bound_file; /* ... and this is it */
-    gid_t bound_gid;        /* the group it was given */
-    struct conn *conns;
-    size_t nconns;
-    struct server_stats stats;
+struct bound_method {
+    const struct vl_method *m;
+    void *userdata;
 };
 
-static int64_t monotonic_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
+struct vl_server {
+    struct event_source listener;
+    struct event_source idle_timer; /* one for all connections */
+    int epfd;
+    const struct vl_server_limits *limits;
+    const struct access_policy *policy;
+    struct bound_method methods[METHODS_MAX];
+    size_t nmethods;
+    struct conn *conns;
+    size_t nconns;
+    struct vl_server_stats stats;
+};
 
 static void conn_free(struct conn *c)
 {
-    struct server *s = c->srv;
+    struct vl_server *s = c->srv;
 
-    epoll_ctl(s->d->epfd, EPOLL_CTL_DEL, c->src.fd, NULL);
+    epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->src.fd, NULL);
     close(c->src.fd);
     vl_input_done(&c->in);
     vl_output_done(&c->out);
@@ -119,17 +113,17 @@ static void process_input(struct conn *c)
 
         if (r == 0)
             return;
-        c->srv->d->stats.requests++;
-        c->active_ns = monotonic_ns();
+        c->srv->stats.requests++;
+        c->active_ns = clock_ns(CLOCK_MONOTONIC);
         if (r < 0) {
             reply = vl_error_new("io.offcpud.InvalidRequest", json_pack("{s:s}", "reason", reason));
         } else {
-            reply = api_call(c->srv->d, &c->peer, msg, &oneway);
+            reply = vl_server_call(c->srv, &c->peer, msg, &oneway);
             json_decref(msg);
         }
         /* every error answered counts, whichever layer found it */
         if (json_object_get(reply, "error"))
-            c->srv->d->stats.request_errors++;
+            c->srv->stats.request_errors++;
         if (oneway)
             json_decref(reply);
         else
@@ -152,8 +146,8 @@ static void read_input(struct conn *c)
         if (n == -EAGAIN)
             return;
         if (n == -EMSGSIZE) {
-            c->srv->d->stats.requests++;
-            c->srv->d->stats.request_errors++;
+            c->srv->stats.requests++;
+            c->srv->stats.request_errors++;
             queue(c, vl_error_new("io.offcpud.RequestTooLarge",
                                   json_pack("{s:I}", "limit", (json_int_t)c->in.limit)));
             vl_output_flush(&c->out, c->src.fd);
@@ -203,7 +197,7 @@ static int update_watch(struct conn *c)
     if (want == c->watched)
         return 0;
     c->watched = want;
-    return event_watch(c->srv->d->epfd, EPOLL_CTL_MOD, &c->src, want);
+    return event_watch(c->srv->epfd, EPOLL_CTL_MOD, &c->src, want);
 }
 
 static void on_conn(struct event_source *src, uint32_t events)
@@ -224,7 +218,7 @@ static void on_conn(struct event_source *src, uint32_t events)
             return;
         }
         if (c->out.start != start || c->out.len != len)
-            c->active_ns = monotonic_ns();
+            c->active_ns = clock_ns(CLOCK_MONOTONIC);
         /* requests that waited behind the output */
         if (r == 0)
             process_input(c);
@@ -237,33 +231,7 @@ static void on_conn(struct event_source *src, uint32_t events)
         conn_free(c);
 }
 
-static int peer_of(int fd, struct peer *p)
-{
-    struct ucred cred;
-    socklen_t len = sizeof(cred);
-
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-        return -errno;
-    *p = (struct peer){.pid = cred.pid, .uid = cred.uid, .gid = cred.gid};
-    len = sizeof(p->groups);
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, p->groups, &len) < 0)
-        p->ngroups = errno == ERANGE ? -1 : 0;
-    else
-        p->ngroups = len / sizeof(gid_t);
-    return 0;
-}
-
-bool peer_in_group(const struct peer *p, gid_t gid)
-{
-    if (p->gid == gid)
-        return true;
-    for (int i = 0; i < p->ngroups; i++)
-        if (p->groups[i] == gid)
-            return true;
-    return false;
-}
-
-static size_t clients_of(const struct server *s, uid_t uid)
+static size_t clients_of(const struct vl_server *s, uid_t uid)
 {
     size_t n = 0;
 
@@ -273,9 +241,9 @@ static size_t clients_of(const struct server *s, uid_t uid)
 }
 
 /* The limit a new connection of peer would pass, or NULL. */
-static const char *limit_reached(struct server *s, const struct peer *p)
+static const char *limit_reached(struct vl_server *s, const struct peer *p)
 {
-    const struct config *cfg = &s->d->cfg;
+    const struct vl_server_limits *cfg = s->limits;
 
     if (s->nconns >= cfg->max_clients + (p->uid == 0 ? ROOT_RESERVE : 0)) {
         s->stats.refused_max_clients++;
@@ -289,7 +257,7 @@ static const char *limit_reached(struct server *s, const struct peer *p)
 }
 
 /* Tell the refused client why, if its socket takes it at once; then close. */
-static void refuse(struct server *s, int fd, const struct peer *p, const char *limit)
+static void refuse(struct vl_server *s, int fd, const struct peer *p, const char *limit)
 {
     uint64_t n = s->stats.refused_max_clients + s->stats.refused_max_clients_per_uid;
     json_t *err = vl_error_new("io.offcpud.TooManyConnections", json_pack("{s:s}", "limit", limit));
@@ -308,7 +276,7 @@ static void refuse(struct server *s, int fd, const struct peer *p, const char *l
 
 static void on_listener(struct event_source *src, uint32_t events)
 {
-    struct server *s = (struct server *)src;
+    struct vl_server *s = (struct vl_server *)src;
 
     for (;;) {
         int fd = accept4(s->listener.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -336,13 +304,13 @@ static void on_listener(struct event_source *src, uint32_t events)
             continue;
         }
         c->peer = peer;
-        c->active_ns = monotonic_ns();
+        c->active_ns = clock_ns(CLOCK_MONOTONIC);
         c->src = (struct event_source){.fd = fd, .dispatch = on_conn};
         c->srv = s;
         c->watched = EPOLLIN;
-        vl_input_init(&c->in, s->d->cfg.request_limit);
-        vl_output_init(&c->out, s->d->cfg.output_limit);
-        if (event_watch(s->d->epfd, EPOLL_CTL_ADD, &c->src, EPOLLIN) < 0) {
+        vl_input_init(&c->in, s->limits->request_limit);
+        vl_output_init(&c->out, s->limits->output_limit);
+        if (event_watch(s->epfd, EPOLL_CTL_ADD, &c->src, EPOLLIN) < 0) {
             vl_input_done(&c->in);
             vl_output_done(&c->out);
             free(c);
@@ -357,102 +325,13 @@ static void on_listener(struct event_source *src, uint32_t events)
     }
 }
 
-/* 0755 whatever the umask (systemd's UMask=0077, a root shell's 077): the
- * socket group must be able to reach the socket inside. */
-static int mkdir_parent(const char *path)
-{
-    char buf[PATH_MAX];
-    char *dir;
-
-    snprintf(buf, sizeof(buf), "%s", path);
-    dir = dirname(buf);
-    if (mkdir(dir, 0755) < 0)
-        return errno == EEXIST ? 0 : -errno;
-    return chmod(dir, 0755) < 0 ? -errno : 0;
-}
-
-/* A socket file left by a dead daemon is removed; a live one is not taken over. */
-static int clear_stale_socket(const struct sockaddr_un *sa)
-{
-    _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-    if (fd < 0)
-        return -errno;
-    if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0)
-        return -EADDRINUSE;
-    if (errno == ENOENT)
-        return 0;
-    if (unlink(sa->sun_path) < 0 && errno != ENOENT)
-        return -errno;
-    return 0;
-}
-
-/* Who may connect: 0660 root:group where there is a group to read (gid),
- * else 0600 root:root. The mode passes through 0600, so a change of group
- * never lets the old group in under the new one. Only on the file we bound
- * (identity in *bound) and never through a link: the path may lie in a
- * directory others can write to. */
-static int socket_file_set_access(const char *path, const struct stat *bound, gid_t gid)
-{
-    _cleanup_close_ int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-    char self[64];
-    struct stat st;
-
-    if (fd < 0 || fstat(fd, &st) < 0)
-        return -errno;
-    if (!S_ISSOCK(st.st_mode) || st.st_dev != bound->st_dev || st.st_ino != bound->st_ino)
-        return -ESTALE;
-    /* chmod does not take an O_PATH descriptor; its /proc link names the same inode */
-    snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-    if (chmod(self, 0600) < 0 || fchownat(fd, "", 0, gid == (gid_t)-1 ? 0 : gid, AT_EMPTY_PATH) < 0)
-        return -errno;
-    if (gid != (gid_t)-1 && chmod(self, 0660) < 0)
-        return -errno;
-    return 0;
-}
-
-/* Access is set before listen(), so no one connects in between. */
-static int bind_socket(const char *path, gid_t access_gid, struct stat *ret_file)
-{
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    _cleanup_close_ int fd = -1;
-    mode_t old;
-    int r;
-
-    if (strlen(path) >= sizeof(sa.sun_path))
-        return -ENAMETOOLONG;
-    strcpy(sa.sun_path, path);
-    r = mkdir_parent(path);
-    if (r < 0)
-        return r;
-    r = clear_stale_socket(&sa);
-    if (r < 0)
-        return r;
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -errno;
-    old = umask(0177);
-    r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-    umask(old);
-    if (r < 0 || lstat(path, ret_file) < 0)
-        return -errno;
-    r = socket_file_set_access(path, ret_file, access_gid);
-    if (r < 0)
-        return r;
-    if (listen(fd, SOMAXCONN) < 0)
-        return -errno;
-    r = fd;
-    fd = -1;
-    return r;
-}
-
 /* Connections with neither a request answered nor output taken for
  * idle-timeout go: an idle client, a client that stopped reading, or one
  * that sends a request a byte at a time. */
 static void on_idle_timer(struct event_source *src, uint32_t events)
 {
-    struct server *s = container_of(src, struct server, idle_timer);
-    int64_t deadline = monotonic_ns() - (int64_t)s->d->cfg.idle_timeout_ns;
+    struct vl_server *s = container_of(src, struct vl_server, idle_timer);
+    int64_t deadline = clock_ns(CLOCK_MONOTONIC) - (int64_t)s->limits->idle_timeout_ns;
     uint64_t expirations;
     struct conn *next;
 
@@ -468,21 +347,13 @@ static void on_idle_timer(struct event_source *src, uint32_t events)
 }
 
 /* Checked four times per idle-timeout, at most once a second. */
-int server_apply_config(struct server *s)
+int vl_server_limits_changed(struct vl_server *s)
 {
-    uint64_t period = s->d->cfg.idle_timeout_ns / 4;
+    uint64_t period = s->limits->idle_timeout_ns / 4;
     struct itimerspec its;
-    int r;
 
-    if (s->bound_here && s->bound_gid != s->d->access_gid) {
-        r = socket_file_set_access(s->d->cfg.socket_path, &s->bound_file, s->d->access_gid);
-        if (r < 0)
-            log_warning("cannot give %s to group '%s': %s", s->d->cfg.socket_path,
-                        s->d->cfg.socket_group,
-                        r == -ESTALE ? "not the socket offcpud made" : strerror(-r));
-        else
-            s->bound_gid = s->d->access_gid;
-    }
+    if (s->idle_timer.fd < 0)
+        return 0;
     if (period > NSEC_PER_SEC)
         period = NSEC_PER_SEC;
     its.it_interval = (struct timespec){period / NSEC_PER_SEC, period % NSEC_PER_SEC};
@@ -490,83 +361,162 @@ int server_apply_config(struct server *s)
     return timerfd_settime(s->idle_timer.fd, 0, &its, NULL) < 0 ? -errno : 0;
 }
 
-void server_get_stats(const struct server *s, struct server_stats *ret)
+void vl_server_get_stats(const struct vl_server *s, struct vl_server_stats *ret)
 {
     *ret = s->stats;
 }
 
-/* systemd's socket activation hands over one listening Unix socket. */
-static int inherited_socket(void)
+size_t vl_server_clients(const struct vl_server *s)
 {
-    int n = sd_listen_fds(1);
-
-    if (n <= 0)
-        return -ENOENT;
-    if (n > 1 || sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0) <= 0)
-        return -EINVAL;
-    if (fcntl(SD_LISTEN_FDS_START, F_SETFL, O_NONBLOCK) < 0)
-        return -errno;
-    return SD_LISTEN_FDS_START;
+    return s->nconns;
 }
 
-int server_new(struct daemon *d, struct server **ret)
+int vl_server_new(int epfd, int listen_fd, const struct vl_server_limits *limits,
+                  const struct access_policy *policy, struct vl_server **ret)
 {
-    struct server *s = calloc(1, sizeof(*s));
-    int fd, r;
+    struct vl_server *s = calloc(1, sizeof(*s));
+    int r = 0;
 
     if (!s)
         return -ENOMEM;
-    s->d = d;
-    fd = inherited_socket();
-    if (fd == -EINVAL) {
-        free(s);
-        return log_error_errno(EINVAL,
-                               "socket activation: expected one listening Unix stream socket");
+    s->epfd = epfd;
+    s->limits = limits;
+    s->policy = policy;
+    s->listener = (struct event_source){.fd = listen_fd, .dispatch = on_listener};
+    s->idle_timer = (struct event_source){.fd = -1, .dispatch = on_idle_timer};
+    if (listen_fd >= 0) {
+        s->idle_timer.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+        r = s->idle_timer.fd < 0 ? -errno : vl_server_limits_changed(s);
+        if (r == 0)
+            r = event_watch(epfd, EPOLL_CTL_ADD, &s->listener, EPOLLIN);
+        if (r == 0)
+            r = event_watch(epfd, EPOLL_CTL_ADD, &s->idle_timer, EPOLLIN);
     }
-    if (fd < 0) {
-        fd = bind_socket(d->cfg.socket_path, d->access_gid, &s->bound_file);
-        if (fd < 0) {
-            free(s);
-            return log_error_errno(fd, "cannot listen on %s: %s", d->cfg.socket_path,
-                                   fd == -EADDRINUSE ? "another offcpud is listening there"
-                                                     : strerror(-fd));
-        }
-        s->bound_here = true;
-        s->bound_gid = d->access_gid;
-    }
-    s->listener = (struct event_source){.fd = fd, .dispatch = on_listener};
-    s->idle_timer =
-        (struct event_source){.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
-                              .dispatch = on_idle_timer};
-    r = s->idle_timer.fd < 0 ? -errno : server_apply_config(s);
-    if (r == 0)
-        r = event_watch(d->epfd, EPOLL_CTL_ADD, &s->listener, EPOLLIN);
-    if (r == 0)
-        r = event_watch(d->epfd, EPOLL_CTL_ADD, &s->idle_timer, EPOLLIN);
     if (r < 0) {
-        server_free(s);
+        vl_server_free(s);
         return r;
     }
     *ret = s;
     return 0;
 }
 
-struct server *server_free(struct server *s)
+struct vl_server *vl_server_free(struct vl_server *s)
 {
     if (!s)
         return NULL;
     while (s->conns)
         conn_free(s->conns);
-    close(s->listener.fd);
+    if (s->listener.fd >= 0)
+        epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->listener.fd, NULL);
     if (s->idle_timer.fd >= 0)
         close(s->idle_timer.fd);
-    if (s->bound_here)
-        unlink(s->d->cfg.socket_path);
     free(s);
     return NULL;
 }
 
-size_t server_clients(const struct server *s)
+int vl_server_bind(struct vl_server *s, const struct vl_method *methods, size_t n, void *userdata)
 {
-    return s->nconns;
+    if (n > METHODS_MAX - s->nmethods)
+        return -E2BIG;
+    for (size_t i = 0; i < n; i++)
+        s->methods[s->nmethods++] = (struct bound_method){.m = &methods[i], .userdata = userdata};
+    return 0;
+}
+
+json_t *vl_invalid_parameter(const char *name)
+{
+    return vl_error_new("org.varlink.service.InvalidParameter",
+                        json_pack("{s:s}", "parameter", name));
+}
+
+static bool type_ok(const json_t *v, enum vl_param_type t)
+{
+    size_t i;
+    json_t *e;
+
+    switch (t) {
+    case VL_INT:
+        return json_is_integer(v);
+    case VL_STRING:
+        return json_is_string(v);
+    case VL_BOOL:
+        return json_is_boolean(v);
+    case VL_STRING_ARRAY:
+        if (!json_is_array(v))
+            return false;
+        json_array_foreach(v, i, e) if (!json_is_string(e)) return false;
+        return true;
+    }
+    return false;
+}
+
+/* Every parameter known, of its type, and the required ones there. */
+static json_t *check_params(const struct vl_param *spec, json_t *params)
+{
+    const char *key;
+    json_t *v;
+
+    json_object_foreach(params, key, v)
+    {
+        const struct vl_param *p = spec;
+
+        while (p->name && strcmp(p->name, key) != 0)
+            p++;
+        if (!p->name || (!json_is_null(v) && !type_ok(v, p->type)))
+            return vl_invalid_parameter(key);
+    }
+    for (const struct vl_param *p = spec; p->name; p++)
+        if (p->required && json_is_null(json_object_get(params, p->name) ?: json_null()))
+            return vl_invalid_parameter(p->name);
+    return NULL;
+}
+
+/* An unknown method of a known interface, or an unknown interface. */
+static json_t *not_found(const struct vl_server *s, const char *method)
+{
+    const char *dot = strrchr(method, '.');
+    size_t len = dot ? (size_t)(dot - method) : 0;
+
+    for (size_t i = 0; i < s->nmethods; i++) {
+        const char *name = s->methods[i].m->name;
+
+        if (len && strncmp(name, method, len) == 0 && name[len] == '.')
+            return vl_error_new("org.varlink.service.MethodNotFound",
+                                json_pack("{s:s}", "method", method));
+    }
+    return vl_error_new("org.varlink.service.InterfaceNotFound",
+                        json_pack("{s:s%}", "interface", method, len));
+}
+
+json_t *vl_server_call(struct vl_server *s, const struct peer *peer, json_t *msg, bool *oneway)
+{
+    json_t *method = json_object_get(msg, "method");
+    json_t *params = json_object_get(msg, "parameters");
+    const struct bound_method *b = NULL;
+    json_t *empty = NULL, *reply;
+
+    *oneway = json_is_true(json_object_get(msg, "oneway"));
+    if (!json_is_string(method))
+        return vl_error_new("io.offcpud.InvalidRequest",
+                            json_pack("{s:s}", "reason", "'method' must be a string"));
+    if (params && !json_is_object(params) && !json_is_null(params))
+        return vl_error_new("io.offcpud.InvalidRequest",
+                            json_pack("{s:s}", "reason", "'parameters' must be an object"));
+    for (size_t i = 0; i < s->nmethods && !b; i++)
+        if (strcmp(s->methods[i].m->name, json_string_value(method)) == 0)
+            b = &s->methods[i];
+    if (!b)
+        return not_found(s, json_string_value(method));
+    if (access_of(s->policy, peer) < b->m->needs) {
+        log_notice("denied %s to uid %u (pid %d): neither root nor in the socket group", b->m->name,
+                   peer->uid, peer->pid);
+        return vl_error_new("org.varlink.service.PermissionDenied", NULL);
+    }
+    if (!json_is_object(params))
+        params = empty = json_object();
+    reply = check_params(b->m->params, params);
+    if (!reply)
+        reply = b->m->call(b->userdata, peer, params);
+    json_decref(empty);
+    return reply;
 }

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* The daemon's one periodic job: flip, drain, name, and keep a generation. */
-#include "daemon.h"
+#include "drain.h"
 
 #include <string.h>
 #include <time.h>
@@ -8,15 +7,7 @@
 #include "log.h"
 #include "macro.h"
 
-int64_t clock_ns(int clock)
-{
-    struct timespec ts;
-
-    clock_gettime(clock, &ts);
-    return (int64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
-
-int daemon_drain(struct daemon *d)
+int drain_run(struct daemon *d)
 {
     int64_t t0 = clock_ns(CLOCK_MONOTONIC), took;
     struct snapshot *snap;
@@ -46,4 +37,11 @@ int daemon_drain(struct daemon *d)
     if ((uint64_t)took > d->stats.drain_max_ns)
         d->stats.drain_max_ns = took;
     return 0;
+}
+
+void drain_catch_up(struct daemon *d)
+{
+    /* the last milliseconds before a query are what an incident is about */
+    if (d->collector && clock_ns(CLOCK_MONOTONIC) - d->last_drain_mono_ns > (int64_t)NSEC_PER_MSEC)
+        drain_run(d);
 }
