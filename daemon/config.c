@@ -92,137 +92,163 @@ static int parse_bool(const char *s, bool *ret)
     return 0;
 }
 
-int config_set(struct config *c, const char *key, const char *value, const char **why)
+/* One setting: its name, how its text is read, where it goes, its bounds. */
+struct key {
+    const char *name;
+    int (*parse)(const struct key *k, const char *value, void *field);
+    size_t offset, size;        /* of its field in struct config */
+    uint64_t min, max;          /* for numbers, durations, sizes; for strings the length */
+    const char *why;            /* what a valid value is, for the error */
+    const char *const *choices; /* for parse_choice: NULL-terminated, stored as their index */
+};
+
+static int parse_duration_key(const struct key *k, const char *value, void *field)
 {
     uint64_t v;
 
-    if (strcmp(key, "socket") == 0) {
-        if (value[0] != '/' || strlen(value) >= 108) {
-            *why = "must be an absolute path shorter than 108 bytes";
-            return -EINVAL;
-        }
-        snprintf(c->socket_path, sizeof(c->socket_path), "%s", value);
-    } else if (strcmp(key, "state-directory") == 0) {
-        if (value[0] != '/' || strlen(value) >= sizeof(c->state_dir) - 32) {
-            *why = "must be an absolute path";
-            return -EINVAL;
-        }
-        snprintf(c->state_dir, sizeof(c->state_dir), "%s", value);
-    } else if (strcmp(key, "interval") == 0) {
-        if (duration_parse(value, &v) < 0 || v < 10 * NSEC_PER_MSEC || v > 3600 * NSEC_PER_SEC) {
-            *why = "must be a duration from 10ms to 1h, e.g. 1s";
-            return -EINVAL;
-        }
-        c->interval_ns = v;
-    } else if (strcmp(key, "retention") == 0) {
-        if (duration_parse(value, &v) < 0 || v < NSEC_PER_SEC) {
-            *why = "must be a duration of at least 1s, e.g. 15m";
-            return -EINVAL;
-        }
-        c->retention_ns = v;
-    } else if (strcmp(key, "memory-limit") == 0) {
-        if (parse_size(value, &v) < 0 || v < (1ULL << 20)) {
-            *why = "must be a size of at least 1M, e.g. 256M";
-            return -EINVAL;
-        }
-        c->memory_limit = v;
-    } else if (strcmp(key, "attach") == 0) {
-        if (strcmp(value, "auto") == 0)
-            c->collector.attach = COLLECTOR_ATTACH_AUTO;
-        else if (strcmp(value, "tp_btf") == 0)
-            c->collector.attach = COLLECTOR_ATTACH_TP_BTF;
-        else if (strcmp(value, "raw_tp") == 0)
-            c->collector.attach = COLLECTOR_ATTACH_RAW_TP;
-        else {
-            *why = "must be auto, tp_btf or raw_tp";
-            return -EINVAL;
-        }
-    } else if (strcmp(key, "aggregate-entries") == 0) {
-        if (parse_u32(value, 1024, 1U << 24, &c->collector.agg_entries) < 0) {
-            *why = "must be a number from 1024 to 16777216";
-            return -EINVAL;
-        }
-    } else if (strcmp(key, "stack-entries") == 0) {
-        if (parse_u32(value, 1024, 1U << 22, &c->collector.stack_entries) < 0) {
-            *why = "must be a number from 1024 to 4194304";
-            return -EINVAL;
-        }
-    } else if (strcmp(key, "stack-cache") == 0) {
-        if (parse_bool(value, &c->collector.stack_cache) < 0) {
-            *why = "must be yes or no";
-            return -EINVAL;
-        }
-    } else if (strcmp(key, "stack-cache-check") == 0) {
-        uint32_t n;
-
-        if (parse_u32(value, 1, 1U << 16, &n) < 0 || (n & (n - 1))) {
-            *why = "must be a power of two from 1 to 65536 (one cache hit in N is checked)";
-            return -EINVAL;
-        }
-        c->collector.cache_check_shift = __builtin_ctz(n);
-    } else if (strcmp(key, "unwind-callers") == 0) {
-        if (parse_bool(value, &c->collector.unwind_callers) < 0) {
-            *why = "must be yes or no";
-            return -EINVAL;
-        }
-    } else if (strcmp(key, "trace-kernel-threads") == 0) {
-        if (parse_bool(value, &c->collector.trace_kernel_threads) < 0) {
-            *why = "must be yes or no";
-            return -EINVAL;
-        }
-    } else if (strcmp(key, "trace-cgroups") == 0) {
-        _cleanup_free_ char *copy = strdup(value);
-        char *save = NULL;
-        unsigned n = 0;
-        bool relative = false;
-
-        if (!copy)
-            return -ENOMEM;
-        for (char *p = strtok_r(copy, " \t", &save); p; p = strtok_r(NULL, " \t", &save)) {
-            relative |= p[0] != '/';
-            n++;
-        }
-        if (relative || n > COLLECTOR_TRACE_CGROUPS_MAX ||
-            strlen(value) >= sizeof(c->trace_cgroups)) {
-            *why = "must be up to 16 absolute cgroup paths separated by spaces";
-            return -EINVAL;
-        }
-        snprintf(c->trace_cgroups, sizeof(c->trace_cgroups), "%s", value);
-    } else if (strcmp(key, "socket-group") == 0) {
-        if (!*value || strlen(value) >= sizeof(c->socket_group)) {
-            *why = "must be a group name";
-            return -EINVAL;
-        }
-        snprintf(c->socket_group, sizeof(c->socket_group), "%s", value);
-    } else if (strcmp(key, "group-access") == 0) {
-        if (strcmp(value, "own") == 0)
-            c->group_access_all = false;
-        else if (strcmp(value, "all") == 0)
-            c->group_access_all = true;
-        else {
-            *why = "must be own or all";
-            return -EINVAL;
-        }
-    } else if (strcmp(key, "max-clients-per-uid") == 0) {
-        if (parse_u32(value, 1, 65536, &c->max_clients_per_uid) < 0) {
-            *why = "must be a number from 1 to 65536";
-            return -EINVAL;
-        }
-    } else if (strcmp(key, "idle-timeout") == 0) {
-        if (duration_parse(value, &v) < 0 || v < 100 * NSEC_PER_MSEC || v > 3600 * NSEC_PER_SEC) {
-            *why = "must be a duration from 100ms to 1h, e.g. 60s";
-            return -EINVAL;
-        }
-        c->idle_timeout_ns = v;
-    } else if (strcmp(key, "max-clients") == 0) {
-        if (parse_u32(value, 1, 65536, &c->max_clients) < 0) {
-            *why = "must be a number from 1 to 65536";
-            return -EINVAL;
-        }
-    } else {
-        return -ENOENT;
-    }
+    if (duration_parse(value, &v) < 0 || v < k->min || v > k->max)
+        return -EINVAL;
+    memcpy(field, &v, sizeof(v));
     return 0;
+}
+
+static int parse_size_key(const struct key *k, const char *value, void *field)
+{
+    uint64_t v;
+
+    if (parse_size(value, &v) < 0 || v < k->min || v > k->max)
+        return -EINVAL;
+    memcpy(field, &v, sizeof(v));
+    return 0;
+}
+
+static int parse_u32_key(const struct key *k, const char *value, void *field)
+{
+    return parse_u32(value, k->min, k->max, field);
+}
+
+/* A power of two N, kept as its log2: one cache hit in N is checked. */
+static int parse_pow2_key(const struct key *k, const char *value, void *field)
+{
+    uint32_t n;
+
+    if (parse_u32(value, k->min, k->max, &n) < 0 || (n & (n - 1)))
+        return -EINVAL;
+    *(uint32_t *)field = __builtin_ctz(n);
+    return 0;
+}
+
+static int parse_bool_key(const struct key *k, const char *value, void *field)
+{
+    return parse_bool(value, field);
+}
+
+/* The index of the choice, into an enum or (two choices) a bool. */
+static int parse_choice(const struct key *k, const char *value, void *field)
+{
+    for (int i = 0; k->choices[i]; i++)
+        if (strcmp(value, k->choices[i]) == 0) {
+            if (k->size == sizeof(bool))
+                *(bool *)field = i;
+            else
+                *(int *)field = i;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+static int parse_string_key(const struct key *k, const char *value, void *field)
+{
+    size_t len = strlen(value);
+
+    if (len < k->min || len > k->max || len >= k->size)
+        return -EINVAL;
+    memcpy(field, value, len + 1);
+    return 0;
+}
+
+static int parse_path_key(const struct key *k, const char *value, void *field)
+{
+    return value[0] == '/' ? parse_string_key(k, value, field) : -EINVAL;
+}
+
+/* Up to COLLECTOR_TRACE_CGROUPS_MAX absolute paths, separated by spaces. */
+static int parse_cgroups_key(const struct key *k, const char *value, void *field)
+{
+    _cleanup_free_ char *copy = strdup(value);
+    char *save = NULL;
+    unsigned n = 0;
+
+    if (!copy)
+        return -ENOMEM;
+    for (char *p = strtok_r(copy, " \t", &save); p; p = strtok_r(NULL, " \t", &save)) {
+        if (p[0] != '/')
+            return -EINVAL;
+        n++;
+    }
+    return n > COLLECTOR_TRACE_CGROUPS_MAX ? -EINVAL : parse_string_key(k, value, field);
+}
+
+#define FIELD(f) offsetof(struct config, f), sizeof(((struct config *)0)->f)
+
+static const char *const attach_choices[] = {[COLLECTOR_ATTACH_AUTO] = "auto",
+                                             [COLLECTOR_ATTACH_TP_BTF] = "tp_btf",
+                                             [COLLECTOR_ATTACH_RAW_TP] = "raw_tp",
+                                             NULL};
+static const char *const group_access_choices[] = {"own", "all", NULL}; /* group_access_all */
+
+static const struct key keys[] = {
+    {"socket", parse_path_key, FIELD(socket_path), 1, 107,
+     "must be an absolute path shorter than 108 bytes", NULL},
+    {"state-directory", parse_path_key, FIELD(state_dir), 1, PATH_MAX - 33,
+     "must be an absolute path", NULL},
+    {"interval", parse_duration_key, FIELD(interval_ns), 10 * NSEC_PER_MSEC, 3600 * NSEC_PER_SEC,
+     "must be a duration from 10ms to 1h, e.g. 1s", NULL},
+    {"retention", parse_duration_key, FIELD(retention_ns), NSEC_PER_SEC, UINT64_MAX,
+     "must be a duration of at least 1s, e.g. 15m", NULL},
+    {"memory-limit", parse_size_key, FIELD(memory_limit), 1ULL << 20, UINT64_MAX,
+     "must be a size of at least 1M, e.g. 256M", NULL},
+    {"attach", parse_choice, FIELD(collector.attach), 0, 0, "must be auto, tp_btf or raw_tp",
+     attach_choices},
+    {"aggregate-entries", parse_u32_key, FIELD(collector.agg_entries), 1024, 1U << 24,
+     "must be a number from 1024 to 16777216", NULL},
+    {"stack-entries", parse_u32_key, FIELD(collector.stack_entries), 1024, 1U << 22,
+     "must be a number from 1024 to 4194304", NULL},
+    {"stack-cache", parse_bool_key, FIELD(collector.stack_cache), 0, 0, "must be yes or no", NULL},
+    {"stack-cache-check", parse_pow2_key, FIELD(collector.cache_check_shift), 1, 1U << 16,
+     "must be a power of two from 1 to 65536 (one cache hit in N is checked)", NULL},
+    {"unwind-callers", parse_bool_key, FIELD(collector.unwind_callers), 0, 0, "must be yes or no",
+     NULL},
+    {"trace-kernel-threads", parse_bool_key, FIELD(collector.trace_kernel_threads), 0, 0,
+     "must be yes or no", NULL},
+    {"trace-cgroups", parse_cgroups_key, FIELD(trace_cgroups), 0, SIZE_MAX,
+     "must be up to 16 absolute cgroup paths separated by spaces", NULL},
+    {"socket-group", parse_string_key, FIELD(socket_group), 1, SIZE_MAX, "must be a group name",
+     NULL},
+    {"group-access", parse_choice, FIELD(group_access_all), 0, 0, "must be own or all",
+     group_access_choices},
+    {"max-clients", parse_u32_key, FIELD(max_clients), 1, 65536, "must be a number from 1 to 65536",
+     NULL},
+    {"max-clients-per-uid", parse_u32_key, FIELD(max_clients_per_uid), 1, 65536,
+     "must be a number from 1 to 65536", NULL},
+    {"idle-timeout", parse_duration_key, FIELD(idle_timeout_ns), 100 * NSEC_PER_MSEC,
+     3600 * NSEC_PER_SEC, "must be a duration from 100ms to 1h, e.g. 60s", NULL},
+};
+
+int config_set(struct config *c, const char *key, const char *value, const char **why)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+        const struct key *k = &keys[i];
+        int r;
+
+        if (strcmp(k->name, key) != 0)
+            continue;
+        r = k->parse(k, value, (char *)c + k->offset);
+        if (r == -EINVAL)
+            *why = k->why;
+        return r;
+    }
+    return -ENOENT;
 }
 
 static char *strip(char *s)
