@@ -1,4 +1,4 @@
-"""tests/symbols/figures against the test matrix: every frame offcpud names is named as
+"""bench/figures against the test matrix: every frame offcpud names is named as
 addr2line names it, on the same file and offset.
 
 The matrix: the symbolizer's test programs (PIE, non-PIE, lld, a shared library, stripped with
@@ -16,7 +16,7 @@ import pytest
 
 from conftest import ROOT, WORKLOADS, run_workload
 
-FIGURES = ROOT / "tests" / "symbols" / "figures"
+FIGURES = ROOT / "bench" / "figures"
 SYMTESTS = WORKLOADS.parent / "symbolizer"
 SYMTEST_PROGRAMS = ["symtest-pie", "symtest-nopie", "symtest-lld", "symtest-withlib",
                     "symtest-stripped", "symtest-cpp", "symtest-rust-v0", "symtest-rust-legacy"]
