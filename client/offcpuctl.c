@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -91,6 +92,22 @@ static void describe_params(const json_t *params, char *buf, size_t size)
     }
 }
 
+/* offcpud runs as root: a socket served by anyone else (who replaced it, or
+ * set OFFCPUD_SOCKET) would answer with stacks of its own making. Our own
+ * uid is trusted too: a test daemon of one's own. */
+static int check_server(int fd, const char *path)
+{
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+        return fail("cannot tell who serves %s: %s", path, strerror(errno));
+    if (cred.uid != 0 && cred.uid != getuid())
+        return fail("refusing %s: it is served by uid %u, not root (not offcpud)", path,
+                    (unsigned)cred.uid);
+    return EXIT_OK;
+}
+
 /* Call method on the daemon; on failure prints the one-line cause. */
 static int call(const struct globals *g, const char *method, json_t *params, json_t **ret)
 {
@@ -103,6 +120,9 @@ static int call(const struct globals *g, const char *method, json_t *params, jso
     if (fd < 0)
         return fail("cannot connect to %s: %s%s", g->socket, strerror(-fd),
                     fd == -ENOENT || fd == -ECONNREFUSED ? " (is offcpud running?)" : "");
+    r = check_server(fd, g->socket);
+    if (r != EXIT_OK)
+        return r;
     r = vl_call(fd, method, params, REPLY_LIMIT, &reply, &error);
     if (r == -EREMOTEIO) {
         describe_params(reply, detail, sizeof(detail));

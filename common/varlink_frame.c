@@ -58,6 +58,14 @@ ssize_t vl_input_read(struct vl_input *in, int fd)
     return n;
 }
 
+bool vl_input_complete(struct vl_input *in)
+{
+    if (in->len > in->scanned && memchr(in->data + in->scanned, '\0', in->len - in->scanned))
+        return true;
+    in->scanned = in->len;
+    return false;
+}
+
 int vl_input_next(struct vl_input *in, json_t **ret, char *reason, size_t reason_size)
 {
     char *end =

@@ -38,6 +38,9 @@ void vl_output_done(struct vl_output *out);
  * or -errno from read (-EAGAIN when nothing is there). */
 ssize_t vl_input_read(struct vl_input *in, int fd);
 
+/* Whether a complete message (NUL-terminated) is buffered. */
+bool vl_input_complete(struct vl_input *in);
+
 /* Take the next complete message. Returns 1 and *ret (a JSON object), 0 when
  * no complete message is buffered, or -EBADMSG when the message is not a JSON
  * object (it is consumed; reason, if not NULL, says why in one line). */

@@ -38,7 +38,8 @@ struct daemon {
     struct vl_server *server;
     int epfd;
     int64_t started_mono_ns;
-    int64_t last_drain_mono_ns; /* start of the last successful drain: its flip */
+    int64_t last_drain_mono_ns;    /* start of the last successful drain: its flip */
+    int64_t last_catch_up_mono_ns; /* of the last drain a query asked for */
     struct daemon_stats stats;
 };
 

@@ -41,7 +41,15 @@ int drain_run(struct daemon *d)
 
 void drain_catch_up(struct daemon *d)
 {
-    /* the last milliseconds before a query are what an incident is about */
-    if (d->collector && clock_ns(CLOCK_MONOTONIC) - d->last_drain_mono_ns > (int64_t)NSEC_PER_MSEC)
-        drain_run(d);
+    int64_t now = clock_ns(CLOCK_MONOTONIC);
+
+    /* The last milliseconds before a query are what an incident is about;
+     * but one such drain per interval, shared by every query that wants
+     * now: a flood of queries must neither flood the ring with snapshots
+     * nor make every other client wait for drains. */
+    if (!d->collector || now - d->last_drain_mono_ns <= (int64_t)NSEC_PER_MSEC ||
+        now - d->last_catch_up_mono_ns < (int64_t)d->cfg.interval_ns)
+        return;
+    d->last_catch_up_mono_ns = now;
+    drain_run(d);
 }

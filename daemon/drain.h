@@ -9,7 +9,8 @@
 int drain_run(struct daemon *d);
 
 /* For a query whose window reaches now: the generation still being collected
- * too, unless a drain has just been made. */
+ * too, unless a drain has just been made, or one was made for a query less
+ * than an interval ago. */
 void drain_catch_up(struct daemon *d);
 
 #endif

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -27,13 +28,43 @@ static int mkdir_parent(const char *path)
     return chmod(dir, 0755) < 0 ? -errno : 0;
 }
 
-/* A socket file left by a dead daemon is removed; a live one is not taken over. */
+/* Others could replace a socket in a directory they may write to, and every
+ * client would then talk to their server: the directory must be root's and
+ * writable by no one else, unless sticky (like /tmp: no one removes what is
+ * not theirs) or the runtime directory systemd made for us. */
+static int check_parent(const char *path)
+{
+    const char *runtime = getenv("RUNTIME_DIRECTORY");
+    char buf[PATH_MAX];
+    struct stat st;
+    char *dir;
+
+    snprintf(buf, sizeof(buf), "%s", path);
+    dir = dirname(buf);
+    if (stat(dir, &st) < 0)
+        return -errno;
+    if (!S_ISDIR(st.st_mode))
+        return -ENOTDIR;
+    if (runtime && strcmp(runtime, dir) == 0)
+        return 0;
+    if (st.st_mode & S_ISVTX)
+        return 0;
+    return st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH)) ? 0 : -EPERM;
+}
+
+/* A socket file left by a dead daemon is removed; a live one is not taken
+ * over; anything else is not ours to remove. */
 static int clear_stale_socket(const struct sockaddr_un *sa)
 {
     _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct stat st;
 
     if (fd < 0)
         return -errno;
+    if (lstat(sa->sun_path, &st) < 0)
+        return errno == ENOENT ? 0 : -errno;
+    if (!S_ISSOCK(st.st_mode))
+        return -EEXIST;
     if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0)
         return -EADDRINUSE;
     if (errno == ENOENT)
@@ -78,6 +109,9 @@ static int bind_socket(const char *path, gid_t access_gid, struct stat *ret_file
         return -ENAMETOOLONG;
     strcpy(sa.sun_path, path);
     r = mkdir_parent(path);
+    if (r < 0)
+        return r;
+    r = check_parent(path);
     if (r < 0)
         return r;
     r = clear_stale_socket(&sa);

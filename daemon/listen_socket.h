@@ -21,8 +21,10 @@ struct listen_socket {
 };
 
 /* Take the inherited socket, or bind path. A live daemon's socket is not
- * taken over (-EADDRINUSE); socket activation with anything but one listening
- * Unix stream socket is -EINVAL. */
+ * taken over (-EADDRINUSE), anything but a socket at path is not removed
+ * (-EEXIST), a directory others could replace the socket in is refused
+ * (-EPERM); socket activation with anything but one listening Unix stream
+ * socket is -EINVAL. */
 int listen_socket_open(struct listen_socket *ls, const char *path, gid_t gid);
 
 /* Give the socket file we bound to another group ((gid_t)-1: none). -ESTALE

@@ -106,6 +106,11 @@ static int start(struct daemon *d)
     if (r < 0)
         return log_error_errno(r, "cannot listen on %s: %s", d->cfg.socket_path,
                                r == -EADDRINUSE ? "another offcpud is listening there"
+                               : r == -EEXIST   ? "it exists and is not a socket (offcpud "
+                                                  "removes nothing but a stale socket there)"
+                               : r == -EPERM    ? "its directory may be written by others, who "
+                                                  "could replace the socket (make it root's, "
+                                                  "not group- or world-writable, or sticky)"
                                                 : strerror(-r));
     r = vl_server_new(d->epfd, d->socket.fd, &d->limits, &d->access, &d->server);
     if (r == 0)

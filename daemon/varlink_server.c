@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -41,6 +42,8 @@ struct conn {
     size_t discarded;
     int64_t active_ns; /* CLOCK_MONOTONIC of the last request answered or output written */
     struct conn *prev, *next;
+    bool waiting; /* a complete request waits for its turn: in the server's waiting list */
+    struct conn *wait_prev, *wait_next;
 };
 
 struct bound_method {
@@ -51,6 +54,9 @@ struct bound_method {
 struct vl_server {
     struct event_source listener;
     struct event_source idle_timer; /* one for all connections */
+    struct event_source turn;       /* readable while requests wait for their turn */
+    bool turn_signalled;
+    struct conn *wait_head, *wait_tail; /* connections in the order they became ready */
     int epfd;
     const struct vl_server_limits *limits;
     const struct access_policy *policy;
@@ -61,10 +67,13 @@ struct vl_server {
     struct vl_server_stats stats;
 };
 
+static void waiting_remove(struct conn *c);
+
 static void conn_free(struct conn *c)
 {
     struct vl_server *s = c->srv;
 
+    waiting_remove(c);
     epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->src.fd, NULL);
     close(c->src.fd);
     vl_input_done(&c->in);
@@ -101,48 +110,44 @@ static void queue(struct conn *c, json_t *msg)
     json_decref(msg);
 }
 
-/* Answer buffered requests until one leaves output waiting for the socket:
- * a client that does not read its replies stops being read. */
-static void process_input(struct conn *c)
+/* Answer the next buffered request. */
+static void serve_one(struct conn *c)
 {
-    while (!c->closing && !vl_output_pending(&c->out)) {
-        char reason[256];
-        json_t *msg = NULL, *reply;
-        bool oneway = false;
-        int r = vl_input_next(&c->in, &msg, reason, sizeof(reason));
+    char reason[256];
+    json_t *msg = NULL, *reply;
+    bool oneway = false;
+    int r = vl_input_next(&c->in, &msg, reason, sizeof(reason));
 
-        if (r == 0)
-            return;
-        c->srv->stats.requests++;
-        c->active_ns = clock_ns(CLOCK_MONOTONIC);
-        if (r < 0) {
-            reply = vl_error_new("io.offcpud.InvalidRequest", json_pack("{s:s}", "reason", reason));
-        } else {
-            reply = vl_server_call(c->srv, &c->peer, msg, &oneway);
-            json_decref(msg);
-        }
-        /* every error answered counts, whichever layer found it */
-        if (json_object_get(reply, "error"))
-            c->srv->stats.request_errors++;
-        if (oneway)
-            json_decref(reply);
-        else
-            queue(c, reply);
-        vl_output_flush(&c->out, c->src.fd);
+    if (r == 0)
+        return;
+    c->srv->stats.requests++;
+    c->active_ns = clock_ns(CLOCK_MONOTONIC);
+    if (r < 0) {
+        reply = vl_error_new("io.offcpud.InvalidRequest", json_pack("{s:s}", "reason", reason));
+    } else {
+        reply = vl_server_call(c->srv, &c->peer, msg, &oneway);
+        json_decref(msg);
     }
+    /* every error answered counts, whichever layer found it */
+    if (json_object_get(reply, "error"))
+        c->srv->stats.request_errors++;
+    if (oneway)
+        json_decref(reply);
+    else
+        queue(c, reply);
+    vl_output_flush(&c->out, c->src.fd);
 }
 
+/* Read until a request is complete (it then waits for its turn, and nothing
+ * more is read: a client's pipelined requests wait in its own socket), the
+ * socket is drained, or the stream ends. */
 static void read_input(struct conn *c)
 {
-    for (;;) {
+    while (!vl_input_complete(&c->in)) {
         ssize_t n = vl_input_read(&c->in, c->src.fd);
 
-        if (n > 0) {
-            process_input(c);
-            if (vl_output_pending(&c->out) || c->closing)
-                return;
+        if (n > 0)
             continue;
-        }
         if (n == -EAGAIN)
             return;
         if (n == -EMSGSIZE) {
@@ -155,7 +160,7 @@ static void read_input(struct conn *c)
             c->discarding = true;
             return;
         }
-        /* end of file, an error, or an oversized request: finish writing, then close */
+        /* end of file or an error: finish writing, then close */
         c->closing = true;
         return;
     }
@@ -177,10 +182,62 @@ static void discard_input(struct conn *c)
     }
 }
 
-static int update_watch(struct conn *c)
+static void turn_signal(struct vl_server *s)
 {
+    uint64_t one = 1;
+
+    if (!s->turn_signalled && write(s->turn.fd, &one, sizeof(one)) == sizeof(one))
+        s->turn_signalled = true;
+}
+
+static void waiting_add(struct conn *c)
+{
+    struct vl_server *s = c->srv;
+
+    if (c->waiting)
+        return;
+    c->waiting = true;
+    c->wait_next = NULL;
+    c->wait_prev = s->wait_tail;
+    if (s->wait_tail)
+        s->wait_tail->wait_next = c;
+    else
+        s->wait_head = c;
+    s->wait_tail = c;
+    turn_signal(s);
+}
+
+static void waiting_remove(struct conn *c)
+{
+    struct vl_server *s = c->srv;
+
+    if (!c->waiting)
+        return;
+    c->waiting = false;
+    if (c->wait_prev)
+        c->wait_prev->wait_next = c->wait_next;
+    else
+        s->wait_head = c->wait_next;
+    if (c->wait_next)
+        c->wait_next->wait_prev = c->wait_prev;
+    else
+        s->wait_tail = c->wait_prev;
+}
+
+/* After anything happened on c: what to wait for next. A complete request
+ * waits for its turn; output waits for the socket (a client that does not
+ * read its replies is not served more); otherwise more input. Returns
+ * -ECONNRESET when c is done with. */
+static int conn_settle(struct conn *c)
+{
+    bool ready = !c->closing && !c->discarding && !vl_output_pending(&c->out) &&
+                 vl_input_complete(&c->in);
     uint32_t want;
 
+    if (ready)
+        waiting_add(c);
+    else
+        waiting_remove(c);
     if (vl_output_pending(&c->out)) {
         want = EPOLLOUT | (c->discarding ? EPOLLIN : 0);
     } else if (c->closing) {
@@ -192,7 +249,7 @@ static int update_watch(struct conn *c)
         c->shut = true;
         want = EPOLLIN;
     } else {
-        want = EPOLLIN;
+        want = ready ? 0 : EPOLLIN;
     }
     if (want == c->watched)
         return 0;
@@ -219,16 +276,51 @@ static void on_conn(struct event_source *src, uint32_t events)
         }
         if (c->out.start != start || c->out.len != len)
             c->active_ns = clock_ns(CLOCK_MONOTONIC);
-        /* requests that waited behind the output */
-        if (r == 0)
-            process_input(c);
     }
     if ((events & (EPOLLIN | EPOLLHUP)) && c->discarding)
         discard_input(c);
     else if ((events & (EPOLLIN | EPOLLHUP)) && !vl_output_pending(&c->out) && !c->closing)
         read_input(c);
-    if (update_watch(c) < 0)
+    if (conn_settle(c) < 0)
         conn_free(c);
+}
+
+/*
+ * Requests are answered in turns: each turn, every connection with a
+ * complete request has one answered, but one per uid, so that no client, nor
+ * one user's many clients, can keep another's request waiting behind its
+ * own pipelined ones. Between turns the event loop reads what came in.
+ */
+static void on_turn(struct event_source *src, uint32_t events)
+{
+    struct vl_server *s = container_of(src, struct vl_server, turn);
+    struct conn *c, *next, *last = s->wait_tail;
+    uid_t served[64];
+    size_t nserved = 0;
+    uint64_t n;
+
+    if (read(src->fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+        log_warning("turn: %s", strerror(errno));
+    s->turn_signalled = false;
+    for (c = s->wait_head; c; c = next) {
+        bool done = c == last, again = false;
+
+        next = c->wait_next;
+        for (size_t i = 0; i < nserved; i++)
+            again |= served[i] == c->peer.uid;
+        if (!again) {
+            if (nserved < ARRAY_SIZE(served))
+                served[nserved++] = c->peer.uid;
+            waiting_remove(c);
+            serve_one(c);
+            if (conn_settle(c) < 0)
+                conn_free(c);
+        }
+        if (done)
+            break;
+    }
+    if (s->wait_head)
+        turn_signal(s);
 }
 
 static size_t clients_of(const struct vl_server *s, uid_t uid)
@@ -384,13 +476,17 @@ int vl_server_new(int epfd, int listen_fd, const struct vl_server_limits *limits
     s->policy = policy;
     s->listener = (struct event_source){.fd = listen_fd, .dispatch = on_listener};
     s->idle_timer = (struct event_source){.fd = -1, .dispatch = on_idle_timer};
+    s->turn = (struct event_source){.fd = -1, .dispatch = on_turn};
     if (listen_fd >= 0) {
         s->idle_timer.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-        r = s->idle_timer.fd < 0 ? -errno : vl_server_limits_changed(s);
+        s->turn.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        r = s->idle_timer.fd < 0 || s->turn.fd < 0 ? -errno : vl_server_limits_changed(s);
         if (r == 0)
             r = event_watch(epfd, EPOLL_CTL_ADD, &s->listener, EPOLLIN);
         if (r == 0)
             r = event_watch(epfd, EPOLL_CTL_ADD, &s->idle_timer, EPOLLIN);
+        if (r == 0)
+            r = event_watch(epfd, EPOLL_CTL_ADD, &s->turn, EPOLLIN);
     }
     if (r < 0) {
         vl_server_free(s);
@@ -410,6 +506,8 @@ struct vl_server *vl_server_free(struct vl_server *s)
         epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->listener.fd, NULL);
     if (s->idle_timer.fd >= 0)
         close(s->idle_timer.fd);
+    if (s->turn.fd >= 0)
+        close(s->turn.fd);
     free(s);
     return NULL;
 }

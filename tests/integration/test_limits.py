@@ -6,6 +6,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -191,3 +192,36 @@ def test_sigterm_under_load(tmp_path):
     print(f"SIGTERM to exit under load: {took * 1000:.0f} ms")
     d.stop()
     assert (tmp_path / "state" / "ring.v1").exists()
+
+
+def test_flood_of_pipelined_dumps_takes_turns(start_daemon):
+    """900 Dumps reaching now, in one write on one connection whose replies are read as
+    they come, neither keep another client's Status waiting behind them (requests are
+    answered in turns, one per connection) nor each force a drain (at most one a query
+    forces per interval)."""
+    d = start_daemon("--interval", "1s")
+    before = status(d)
+    dump = json.dumps({"method": "io.offcpud.Dump",
+                       "parameters": {"pid": 1, "since_ns": 10**9}}).encode()
+    replies = []
+    with socket.socket(socket.AF_UNIX) as flood:
+        flood.settimeout(120)
+        flood.connect(d.sock)
+        stream = VarlinkStream(flood)
+        reader = threading.Thread(target=lambda: replies.extend(stream.recv()
+                                                                for _ in range(900)))
+        started = time.monotonic()
+        flood.sendall((dump + b"\0") * 900)
+        reader.start()
+        while not replies and reader.is_alive():  # the flood is being answered
+            time.sleep(0.001)
+        during = status(d)
+        reader.join()
+        elapsed = time.monotonic() - started
+    after = status(d)
+    assert len(replies) == 900 and all("stacks" in r["parameters"] for r in replies)
+    served_first = during["requests"] - before["requests"] - 1
+    assert served_first < 450, f"Status waited for {served_first} of the flood's 900 Dumps"
+    drains = after["drains"] - before["drains"]
+    # the timer's drains plus at most one per interval for the queries
+    assert drains <= 2 * elapsed + 3, f"{drains} drains in {elapsed:.1f}s"
