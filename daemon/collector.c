@@ -338,6 +338,20 @@ static const char *const counter_names[OFFCPU_STAT__MAX] = {
     [OFFCPU_STAT_CACHE_MISMATCH] = "stack_cache_mismatches",
 };
 
+/* Losses: what an operator alerts on. The rest are events. */
+static const enum collector_counter_kind counter_kinds[OFFCPU_STAT__MAX] = {
+    [OFFCPU_STAT_USER_STACK_EFAULT] = COLLECTOR_LOST_EVENT,
+    [OFFCPU_STAT_USER_STACK_ERROR] = COLLECTOR_LOST_EVENT,
+    [OFFCPU_STAT_KERNEL_STACK_ERROR] = COLLECTOR_LOST_EVENT,
+    [OFFCPU_STAT_STACK_MAP_FULL] = COLLECTOR_LOST_EVENT,
+    [OFFCPU_STAT_STACK_COLLISION] = COLLECTOR_LOST_EVENT,
+    [OFFCPU_STAT_AGG_MAP_FULL] = COLLECTOR_LOST_EVENT,
+    [OFFCPU_STAT_AGG_LOST_NS] = COLLECTOR_LOST_NS,
+    [OFFCPU_STAT_NO_SWITCH_OUT] = COLLECTOR_LOST_EVENT,
+    [OFFCPU_STAT_STORAGE_FAIL] = COLLECTOR_LOST_EVENT,
+    [OFFCPU_STAT_ANNOUNCE_LOST] = COLLECTOR_LOST_EVENT,
+};
+
 int collector_read_counters(struct collector *c, struct collector_counter *ret)
 {
     _cleanup_free_ struct offcpu_stats *percpu = calloc(c->ncpus, sizeof(*percpu));
@@ -348,7 +362,7 @@ int collector_read_counters(struct collector *c, struct collector_counter *ret)
     if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.stats), &zero, percpu) < 0)
         return -errno;
     for (int i = 0; i < OFFCPU_STAT__MAX; i++) {
-        ret[i] = (struct collector_counter){.name = counter_names[i]};
+        ret[i] = (struct collector_counter){.name = counter_names[i], .kind = counter_kinds[i]};
         for (int cpu = 0; cpu < c->ncpus; cpu++)
             ret[i].value += percpu[cpu].v[i];
     }

@@ -65,9 +65,16 @@ int collector_set_unwind_rule(struct collector *c, const struct offcpu_announce 
 
 /* What the BPF side counted (summed over CPUs), by name: every event and
  * every loss. */
+enum collector_counter_kind {
+    COLLECTOR_EVENT,      /* counts events */
+    COLLECTOR_LOST_EVENT, /* counts events whose time or stacks were lost */
+    COLLECTOR_LOST_NS,    /* sums off-CPU time that could not be charged anywhere */
+};
+
 struct collector_counter {
     const char *name;
     uint64_t value;
+    enum collector_counter_kind kind;
 };
 
 #define COLLECTOR_COUNTERS OFFCPU_STAT__MAX

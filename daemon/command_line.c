@@ -27,6 +27,7 @@ static void usage(FILE *f)
             "      --socket-group NAME    whose members may connect and read (default offcpu)\n"
             "      --group-access own|all what the socket's group may see (default own)\n"
             "      --trace-cgroups 'PATH...' trace only these cgroups and their subtrees\n"
+            "      --metrics-listen ADDRESS:PORT  serve Prometheus metrics (default off)\n"
             "  -h, --help                 show this help\n"
             "  -V, --version              show the version\n",
             PROTOCOL_SOCKET_PATH);
@@ -44,6 +45,7 @@ static const struct option long_options[] = {
     {"group-access", required_argument, NULL, 0x101},
     {"socket-group", required_argument, NULL, 0x102},
     {"trace-cgroups", required_argument, NULL, 0x103},
+    {"metrics-listen", required_argument, NULL, 0x104},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},

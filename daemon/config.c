@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "duration.h"
+#include "inet_address.h"
 #include "log.h"
 #include "macro.h"
 #include "protocol.h"
@@ -38,6 +39,7 @@ void config_defaults(struct config *c)
     c->idle_timeout_ns = 60 * NSEC_PER_SEC;
     c->request_limit = 64 * 1024;
     c->output_limit = 256ULL << 20;
+    c->metrics_max_cgroups = 200;
 }
 
 /* "256M", "1GiB", "4096" (bytes); binary units. */
@@ -172,6 +174,16 @@ static int parse_path_key(const struct key *k, const char *value, void *field)
     return value[0] == '/' ? parse_string_key(k, value, field) : -EINVAL;
 }
 
+static int parse_listen_key(const struct key *k, const char *value, void *field)
+{
+    struct sockaddr_storage sa;
+    socklen_t len;
+
+    if (*value && inet_address_parse(value, &sa, &len) < 0)
+        return -EINVAL;
+    return parse_string_key(k, value, field);
+}
+
 /* Up to COLLECTOR_TRACE_CGROUPS_MAX absolute paths, separated by spaces. */
 static int parse_cgroups_key(const struct key *k, const char *value, void *field)
 {
@@ -231,6 +243,10 @@ static const struct key keys[] = {
      NULL},
     {"max-clients-per-uid", parse_u32_key, FIELD(max_clients_per_uid), 1, 65536,
      "must be a number from 1 to 65536", NULL},
+    {"metrics-listen", parse_listen_key, FIELD(metrics_listen), 0, SIZE_MAX,
+     "must be ADDRESS:PORT, e.g. 127.0.0.1:9572, [::1]:9572 or *:9572 (empty: off)", NULL},
+    {"metrics-max-cgroups", parse_u32_key, FIELD(metrics_max_cgroups), 1, 100000,
+     "must be a number from 1 to 100000", NULL},
     {"idle-timeout", parse_duration_key, FIELD(idle_timeout_ns), 100 * NSEC_PER_MSEC,
      3600 * NSEC_PER_SEC, "must be a duration from 100ms to 1h, e.g. 60s", NULL},
 };

@@ -25,6 +25,8 @@ struct config {
     uint64_t idle_timeout_ns;
     uint32_t request_limit; /* bytes of one request */
     uint64_t output_limit;  /* bytes queued for one client */
+    char metrics_listen[128]; /* ADDRESS:PORT of the Prometheus endpoint; empty: none */
+    uint32_t metrics_max_cgroups;
 };
 
 void config_defaults(struct config *c);

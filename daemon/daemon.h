@@ -10,7 +10,9 @@
 #include "clock.h"
 #include "collector.h"
 #include "config.h"
+#include "http_listener.h"
 #include "listen_socket.h"
+#include "metrics.h"
 #include "ring.h"
 #include "snapshot.h"
 #include "symbolizer.h"
@@ -20,6 +22,7 @@ struct daemon_stats {
     uint64_t drains;
     uint64_t drain_last_ns;
     uint64_t drain_max_ns;
+    uint64_t drain_total_ns;
     struct snapshot_stats snap;
     struct collector_counter collector[COLLECTOR_COUNTERS]; /* as last read for Status */
 };
@@ -36,6 +39,9 @@ struct daemon {
     struct vl_server_limits limits; /* from cfg, for the server */
     struct access_policy access;    /* from cfg, for the server and the API */
     struct vl_server *server;
+    struct metrics *metrics;             /* with metrics-listen only */
+    struct http_listener *metrics_http;  /* ... and its endpoint */
+    struct http_limits metrics_limits;   /* from cfg */
     int epfd;
     int64_t started_mono_ns;
     int64_t last_drain_mono_ns;    /* start of the last successful drain: its flip */

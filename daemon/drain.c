@@ -23,6 +23,9 @@ int drain_run(struct daemon *d)
     r = snapshot_build(dr, d->sym, d->cgroups, &d->ring.intern, &snap, &d->stats.snap);
     if (r < 0)
         return log_error_errno(r, "keeping a snapshot of %zu records: %s", dr->n, strerror(-r));
+    /* before the ring takes it: a snapshot over the memory limit goes at once */
+    if (d->metrics && metrics_add(d->metrics, snap, &d->ring.intern) < 0)
+        log_warning("metrics: out of memory counting a snapshot");
     r = ring_push(&d->ring, snap, clock_ns(CLOCK_REALTIME));
     if (r < 0) {
         snapshot_free(&d->ring.intern, snap);
@@ -34,6 +37,7 @@ int drain_run(struct daemon *d)
     took = clock_ns(CLOCK_MONOTONIC) - t0;
     d->stats.drains++;
     d->stats.drain_last_ns = took;
+    d->stats.drain_total_ns += took;
     if ((uint64_t)took > d->stats.drain_max_ns)
         d->stats.drain_max_ns = took;
     return 0;

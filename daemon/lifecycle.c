@@ -36,6 +36,10 @@ void lifecycle_apply_settings(struct daemon *d)
         .request_limit = d->cfg.request_limit,
         .output_limit = d->cfg.output_limit,
     };
+    d->metrics_limits = (struct http_limits){.max_clients = d->cfg.max_clients,
+                                             .idle_timeout_ns = d->cfg.idle_timeout_ns};
+    if (d->metrics)
+        metrics_set_max_cgroups(d->metrics, d->cfg.metrics_max_cgroups);
     if (d->server)
         vl_server_limits_changed(d->server);
     r = listen_socket_set_group(&d->socket, d->access.gid);
@@ -150,9 +154,10 @@ static void reload(struct loop *l)
     if (strcmp(fresh.socket_path, d->cfg.socket_path) != 0 ||
         strcmp(fresh.trace_cgroups, d->cfg.trace_cgroups) != 0 ||
         strcmp(fresh.state_dir, d->cfg.state_dir) != 0 ||
+        strcmp(fresh.metrics_listen, d->cfg.metrics_listen) != 0 ||
         memcmp(&fresh.collector, &d->cfg.collector, sizeof(fresh.collector)) != 0)
-        log_notice("reload: socket, state-directory and collector settings change at the "
-                   "next restart only");
+        log_notice("reload: socket, state-directory, metrics-listen and collector settings "
+                   "change at the next restart only");
     d->cfg.interval_ns = fresh.interval_ns;
     d->cfg.retention_ns = fresh.retention_ns;
     d->cfg.memory_limit = fresh.memory_limit;
@@ -160,6 +165,7 @@ static void reload(struct loop *l)
     d->cfg.max_clients_per_uid = fresh.max_clients_per_uid;
     d->cfg.idle_timeout_ns = fresh.idle_timeout_ns;
     d->cfg.group_access_all = fresh.group_access_all;
+    d->cfg.metrics_max_cgroups = fresh.metrics_max_cgroups;
     memcpy(d->cfg.socket_group, fresh.socket_group, sizeof(d->cfg.socket_group));
     lifecycle_apply_settings(d);
     d->ring.retention_ns = fresh.retention_ns;

@@ -14,6 +14,7 @@
 #include "kallsyms.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "metrics_endpoint.h"
 #include "macro.h"
 #include "state_dir.h"
 
@@ -90,6 +91,8 @@ static int start(struct daemon *d)
     ring_init(&d->ring, d->cfg.retention_ns, d->cfg.memory_limit);
     state_dir_restore(d);
     lifecycle_apply_settings(d);
+    if (*d->cfg.metrics_listen && metrics_new(d->cfg.metrics_max_cgroups, &d->metrics) < 0)
+        return log_error_errno(ENOMEM, "setting up the metrics: out of memory");
     r = symbolizer_new(&d->sym);
     if (r < 0)
         return log_error_errno(r, "setting up the symbolizer: %s", strerror(-r));
@@ -115,11 +118,15 @@ static int start(struct daemon *d)
     r = vl_server_new(d->epfd, d->socket.fd, &d->limits, &d->access, &d->server);
     if (r == 0)
         r = api_bind(d->server, d);
-    return r < 0 ? log_error_errno(r, "setting up the server: %s", strerror(-r)) : 0;
+    if (r < 0)
+        return log_error_errno(r, "setting up the server: %s", strerror(-r));
+    return metrics_endpoint_start(d);
 }
 
 static void stop(struct daemon *d)
 {
+    metrics_endpoint_stop(d);
+    d->metrics = metrics_free(d->metrics);
     d->server = vl_server_free(d->server);
     listen_socket_close(&d->socket);
     d->collector = collector_free(d->collector);
