@@ -151,6 +151,7 @@ int render_status(FILE *f, const json_t *st)
         {"memory_limit", "memory limit", K_BYTES},
         {"evicted_retention", "evicted (retention)", K_PLAIN},
         {"evicted_memory", "evicted (memory)", K_PLAIN},
+        {"coarsened_records", "stacks taken (memory)", K_PLAIN},
         {"drains", "drains", K_PLAIN},
         {"drain_last_ns", "last drain took", K_NS},
         {"drain_max_ns", "longest drain", K_NS},
@@ -197,6 +198,17 @@ int render_status(FILE *f, const json_t *st)
         else
             snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
         fprintf(f, "%-22s %s\n", rows[i].label, text);
+    }
+    v = json_object_get(st, "top_cgroups");
+    if (json_array_size(v))
+        fprintf(f, "memory by cgroup:\n");
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        json_t *c = json_array_get(v, i);
+
+        bytes_text(json_integer_value(json_object_get(c, "bytes")), buf, sizeof(buf));
+        fprintf(f, "  %-20s %s in %lld records\n",
+                json_string_value(json_object_get(c, "cgroup")) ?: "?", buf,
+                (long long)json_integer_value(json_object_get(c, "records")));
     }
     fprintf(f, "collector:\n");
     json_object_foreach((json_t *)collector, key, v)

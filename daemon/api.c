@@ -16,6 +16,7 @@
 #include "macro.h"
 #include "protocol.h"
 #include "query.h"
+#include "ring_budget.h"
 #include "drain.h"
 #include "varlink_service.h"
 #include "varlink_frame.h"
@@ -244,6 +245,21 @@ static json_t *server_json(struct daemon *d)
                      (json_int_t)st.reply_too_large);
 }
 
+/* Who holds the ring's memory: the first to give it up when it is short. */
+static json_t *top_cgroups_json(const struct ring *r)
+{
+    struct ring_consumer top[5];
+    size_t n = ring_budget_top(r, top, ARRAY_SIZE(top));
+    json_t *a = json_array();
+
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, json_pack("{s:s, s:I, s:I}", "cgroup",
+                                           intern_string_get(&r->intern, top[i].cgroup),
+                                           "bytes", (json_int_t)top[i].bytes, "records",
+                                           (json_int_t)top[i].records));
+    return a;
+}
+
 static json_t *method_status(void *userdata, const struct peer *peer, json_t *params)
 {
     struct daemon *d = userdata;
@@ -279,6 +295,8 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
                                         (json_int_t)r->intern.strings.count, "symbol_files",
                                         (json_int_t)ss.elf_files));
     json_object_update_new(o, collector_json(d));
+    json_object_set_new(o, "coarsened_records", json_integer((json_int_t)r->coarsened_records));
+    json_object_set_new(o, "top_cgroups", top_cgroups_json(r));
     json_object_update_new(o, server_json(d));
     return vl_reply_new(o, false);
 }

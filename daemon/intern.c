@@ -253,6 +253,13 @@ const uint32_t *intern_stack_get(const struct intern *in, uint32_t id, uint32_t 
     return b ? (const uint32_t *)b->data : NULL;
 }
 
+size_t intern_stack_share(const struct intern *in, uint32_t id)
+{
+    const struct blob *b = id && id < in->stacks.nslots ? in->stacks.slots[id] : NULL;
+
+    return b ? (sizeof(*b) + b->len) / b->refs : 0;
+}
+
 size_t intern_bytes(const struct intern *in)
 {
     return in->strings.bytes + in->stacks.bytes;

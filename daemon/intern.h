@@ -54,4 +54,8 @@ const uint32_t *intern_stack_get(const struct intern *in, uint32_t id, uint32_t 
 
 size_t intern_bytes(const struct intern *in);
 
+/* The memory one stack holds, divided among the references to it: what
+ * dropping one reference would free, on average. */
+size_t intern_stack_share(const struct intern *in, uint32_t id);
+
 #endif

@@ -47,6 +47,7 @@ struct ring {
     size_t records_bytes;
     uint64_t evicted_retention;
     uint64_t evicted_memory;
+    uint64_t coarsened_records; /* records whose stacks were taken to make room */
 };
 
 void ring_init(struct ring *r, uint64_t retention_ns, size_t memory_limit);

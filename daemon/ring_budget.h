@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Fair room in the ring. Over the memory limit, the cgroup that holds the
+ * most gives first: its oldest snapshots lose their stacks (each record's
+ * time is kept, charged to a "[stacks over budget]" stack of the same
+ * thread and state, and records that then agree are merged), before anyone's
+ * snapshot is dropped whole. One cgroup's stack explosion thus costs its own
+ * detail, not the others' history.
+ */
+#ifndef RING_BUDGET_H
+#define RING_BUDGET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ring.h"
+
+/* The frame the stacks of coarsened records read as. */
+#define RING_OVER_BUDGET "[stacks over budget]"
+
+/* Coarsen the biggest consumers' oldest snapshots until the ring is within
+ * its limit or nothing is left to coarsen. Returns how many records lost
+ * their stacks. */
+size_t ring_budget_coarsen(struct ring *r);
+
+struct ring_consumer {
+    uint32_t cgroup; /* string id */
+    size_t bytes;    /* records and their share of the stacks */
+    size_t records;
+};
+
+/* The n cgroups holding the most, largest first; returns how many there are
+ * (at most n). */
+size_t ring_budget_top(const struct ring *r, struct ring_consumer *ret, size_t n);
+
+#endif
