@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "ring_budget.h"
 #include "macro.h"
 
 int drain_run(struct daemon *d)
@@ -26,6 +27,7 @@ int drain_run(struct daemon *d)
     /* before the ring takes it: a snapshot over the memory limit goes at once */
     if (d->metrics && metrics_add(d->metrics, snap, &d->ring.intern) < 0)
         log_warning("metrics: out of memory counting a snapshot");
+    ring_budget_make_room(&d->ring, snapshot_bytes(snap));
     r = ring_push(&d->ring, snap, clock_ns(CLOCK_REALTIME));
     if (r < 0) {
         snapshot_free(&d->ring.intern, snap);

@@ -16,6 +16,7 @@
 #include "drain.h"
 #include "event.h"
 #include "log.h"
+#include "ring_budget.h"
 #include "macro.h"
 #include "unwind_service.h"
 
@@ -170,6 +171,7 @@ static void reload(struct loop *l)
     lifecycle_apply_settings(d);
     d->ring.retention_ns = fresh.retention_ns;
     d->ring.memory_limit = fresh.memory_limit;
+    ring_budget_make_room(&d->ring, 0);
     ring_expire(&d->ring, clock_ns(CLOCK_REALTIME));
     set_interval(l->timer.fd, fresh.interval_ns);
     log_info("reloaded: interval %" PRIu64 "ms, retention %" PRIu64 "s, memory limit %" PRIu64

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "ring.h"
 #include "array.h"
-#include "ring_budget.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -31,7 +30,7 @@ void snapshot_free(struct intern *in, struct snapshot *s)
     free(s);
 }
 
-static size_t snapshot_bytes(const struct snapshot *s)
+size_t snapshot_bytes(const struct snapshot *s)
 {
     return sizeof(*s) + (size_t)s->n * sizeof(s->records[0]);
 }
@@ -68,9 +67,6 @@ void ring_expire(struct ring *r, int64_t now_ns)
         evict_oldest(r);
         r->evicted_retention++;
     }
-    /* the biggest consumers give their stacks first, then everyone their oldest */
-    if (ring_memory(r) > r->memory_limit)
-        r->coarsened_records += ring_budget_coarsen(r);
     while (r->n > 1 && ring_memory(r) > r->memory_limit) {
         evict_oldest(r);
         r->evicted_memory++;

@@ -57,6 +57,9 @@ void ring_done(struct ring *r);
  * evict what is past retention or over the memory limit. */
 int ring_push(struct ring *r, struct snapshot *s, int64_t now_ns);
 
+/* The memory s holds in the ring besides its strings and stacks. */
+size_t snapshot_bytes(const struct snapshot *s);
+
 /* Drop references held by s and free it. */
 void snapshot_free(struct intern *in, struct snapshot *s);
 

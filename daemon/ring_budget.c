@@ -139,7 +139,7 @@ static uint32_t biggest(const struct usage *u)
     return u->bytes[best] ? best : 0;
 }
 
-size_t ring_budget_coarsen(struct ring *r)
+void ring_budget_make_room(struct ring *r, size_t incoming)
 {
     uint32_t frame = intern_string(&r->intern, RING_OVER_BUDGET);
     uint32_t marker = frame ? intern_stack(&r->intern, &frame, 1) : 0;
@@ -147,8 +147,9 @@ size_t ring_budget_coarsen(struct ring *r)
 
     intern_string_unref(&r->intern, frame);
     if (!marker)
-        return 0;
-    for (int round = 0; round < ROUNDS_MAX && ring_memory(r) > r->memory_limit; round++) {
+        return;
+    for (int round = 0; round < ROUNDS_MAX && ring_memory(r) + incoming > r->memory_limit;
+         round++) {
         struct usage u;
         uint32_t cgroup;
         size_t want, freed = 0;
@@ -157,7 +158,7 @@ size_t ring_budget_coarsen(struct ring *r)
             break;
         cgroup = biggest(&u);
         /* what would bring it down to the next biggest, or the excess */
-        want = ring_memory(r) - r->memory_limit;
+        want = ring_memory(r) + incoming - r->memory_limit;
         usage_done(&u);
         if (!cgroup)
             break;
@@ -170,7 +171,7 @@ size_t ring_budget_coarsen(struct ring *r)
         }
     }
     intern_stack_unref(&r->intern, marker);
-    return taken;
+    r->coarsened_records += taken;
 }
 
 static int consumer_cmp(const void *pa, const void *pb)

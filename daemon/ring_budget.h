@@ -18,10 +18,11 @@
 /* The frame the stacks of coarsened records read as. */
 #define RING_OVER_BUDGET "[stacks over budget]"
 
-/* Coarsen the biggest consumers' oldest snapshots until the ring is within
- * its limit or nothing is left to coarsen. Returns how many records lost
- * their stacks. */
-size_t ring_budget_coarsen(struct ring *r);
+/* Coarsen the biggest consumers' oldest snapshots until the ring, with
+ * incoming bytes more (a snapshot about to be pushed), is within its limit,
+ * or nothing is left to coarsen; only then does ring_push drop snapshots
+ * whole. Counts the records that lost their stacks in r->coarsened_records. */
+void ring_budget_make_room(struct ring *r, size_t incoming);
 
 struct ring_consumer {
     uint32_t cgroup; /* string id */

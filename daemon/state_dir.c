@@ -11,6 +11,7 @@
 #include "log.h"
 #include "macro.h"
 #include "persist.h"
+#include "ring_budget.h"
 
 static void state_path(const struct daemon *d, char *buf, size_t size)
 {
@@ -37,6 +38,7 @@ void state_dir_restore(struct daemon *d)
         ring_init(&d->ring, d->cfg.retention_ns, d->cfg.memory_limit);
         return;
     }
+    ring_budget_make_room(&d->ring, 0);
     ring_expire(&d->ring, clock_ns(CLOCK_REALTIME));
     log_info("restored %zu snapshots from %s", d->ring.n, path);
 }

@@ -82,8 +82,12 @@ int main(void)
     uint32_t rows;
 
     ring_init(&r, 3600 * SEC, 2 << 20);
-    for (int64_t t = 100; t < 160; t++)
-        ring_push(&r, second(&r.intern, t * SEC), 160 * SEC);
+    for (int64_t t = 100; t < 160; t++) {
+        struct snapshot *s = second(&r.intern, t * SEC);
+
+        ring_budget_make_room(&r, snapshot_bytes(s));
+        ring_push(&r, s, 160 * SEC);
+    }
     CHECK(ring_memory(&r) <= r.memory_limit, "within the limit: %zu", ring_memory(&r));
     CHECK(r.evicted_memory == 0 && r.n == 60, "no snapshot dropped (%zu kept)", r.n);
     CHECK(r.coarsened_records > 0, "the noisy cgroup's stacks were taken (%llu)",
