@@ -276,6 +276,7 @@ static const struct proc_map *image_find_map(struct process_images *pi, struct p
 int process_images_locate(struct process_images *pi, pid_t pid, uint32_t exec_id, uint64_t addr,
                           struct image_location *ret)
 {
+    const struct elf_symbols *syms;
     int r;
 
     *ret = (struct image_location){0};
@@ -288,6 +289,8 @@ int process_images_locate(struct process_images *pi, pid_t pid, uint32_t exec_id
     if (ret->map->kind == PROC_MAP_FILE) {
         ret->file = image_file(pi, ret->image, (size_t)(ret->map - ret->image->maps.maps));
         ret->offset = addr - ret->map->start + ret->map->pgoff;
+        syms = cached_file_symbols(ret->file);
+        ret->has_vaddr = syms && elf_symbols_offset_to_vaddr(syms, ret->offset, &ret->vaddr) == 0;
     }
     return 0;
 }
@@ -339,17 +342,14 @@ int process_images_open_code(struct process_images *pi, pid_t pid, uint32_t exec
                              uint64_t *vaddr)
 {
     struct image_location at;
-    const struct elf_symbols *syms;
     int r;
 
     r = process_images_locate(pi, pid, exec_id, addr, &at);
     if (r < 0)
         return r;
-    if (at.map->kind != PROC_MAP_FILE)
+    if (!at.has_vaddr)
         return -ENOENT;
-    syms = cached_file_symbols(at.file);
-    if (!syms || elf_symbols_offset_to_vaddr(syms, at.offset, vaddr) < 0)
-        return -ENOENT;
+    *vaddr = at.vaddr;
     return file_cache_open(at.image->pid, at.map);
 }
 

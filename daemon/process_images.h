@@ -13,6 +13,7 @@
 #ifndef PROCESS_IMAGES_H
 #define PROCESS_IMAGES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -42,6 +43,8 @@ struct image_location {
     const struct proc_map *map;     /* the mapping holding addr */
     const struct cached_file *file; /* the file behind it (PROC_MAP_FILE) */
     uint64_t offset;                /* addr's offset in that file (PROC_MAP_FILE) */
+    bool has_vaddr;                 /* the file is ELF and loads that offset ... */
+    uint64_t vaddr;                 /* ... at this ELF address */
 };
 
 /* Returns 0, the error the mappings could not be read with, or -ENOENT for

@@ -68,13 +68,12 @@ static int name_file_frame(struct symbolizer *s, const struct image_location *at
     const struct elf_symbols *syms = cached_file_symbols(at->file);
     const struct elf_debug_ref *ref = syms ? elf_symbols_debug_ref(syms) : NULL;
     const char *name = NULL;
-    uint64_t vaddr;
 
     if (where)
         frame_where_set(where, at->map->path, at->offset, ref ? ref->build_id : NULL,
                         ref ? ref->build_id_len : 0);
-    if (syms && elf_symbols_offset_to_vaddr(syms, at->offset, &vaddr) == 0)
-        name = elf_symbols_lookup(syms, vaddr);
+    if (at->has_vaddr)
+        name = elf_symbols_lookup(syms, at->vaddr);
     else if (!syms)
         name = process_image_jit_symbol(s->images, at->image, addr);
     if (!name) {
