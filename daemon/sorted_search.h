@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The one binary search of the daemon's sorted tables: symbols by address,
- * cached files by identity, processes by (pid, exec_id), stacks by hash. */
+ * mappings by start, cached files by identity, processes by (pid, exec_id),
+ * stacks by hash. */
 #ifndef SORTED_SEARCH_H
 #define SORTED_SEARCH_H
 
