@@ -16,6 +16,7 @@
 #include "log.h"
 #include "macro.h"
 #include "offcpu.skel.h"
+#include "sorted_search.h"
 
 struct collector {
     struct offcpu_bpf *skel;
@@ -302,21 +303,14 @@ int collector_flip_and_drain(struct collector *c, struct drained **ret)
 
 const struct offcpu_stack *drained_find_stack(const struct drained *d, uint64_t hash)
 {
-    size_t lo = 0, hi = d->nstacks;
+    struct drained_slot key = {.hash = hash};
+    bool found;
+    size_t i;
 
     if (hash == OFFCPU_STACK_MISSED)
         return NULL;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-
-        if (d->index[mid].hash == hash)
-            return &d->stacks[d->index[mid].idx];
-        if (d->index[mid].hash < hash)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
+    i = sorted_search(d->index, d->nstacks, sizeof(*d->index), &key, cmp_slot, &found);
+    return found ? &d->stacks[d->index[i].idx] : NULL;
 }
 
 static const char *const counter_names[OFFCPU_STAT__MAX] = {

@@ -1,24 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "frame_detail.h"
 
-#include <inttypes.h>
-#include <stdio.h>
-#include <string.h>
+#include "frame_where.h"
 
-/* offset is "0xOFFSET", file "BUILD_ID PATH" (see ring.h), or both "". */
+/* offset and file are the ring's two strings of where (NULL: not known). */
 static json_t *frame_json(const char *name, const char *offset, const char *file)
 {
     json_t *o = json_pack("{s:s}", "name", name);
-    const char *path = file ? strchr(file, ' ') : NULL;
-    uint64_t value;
-    char end;
+    struct frame_where w;
 
-    if (!o || !path || sscanf(offset, "0x%" SCNx64 "%c", &value, &end) != 1)
+    if (!o || frame_where_parse(offset, file, &w) < 0)
         return o;
-    json_object_set_new(o, "module", json_string(path + 1));
-    json_object_set_new(o, "offset", json_integer((json_int_t)value));
-    if (strncmp(file, "- ", 2) != 0)
-        json_object_set_new(o, "build_id", json_stringn(file, (size_t)(path - file)));
+    json_object_set_new(o, "module", json_string(w.module));
+    json_object_set_new(o, "offset", json_integer((json_int_t)w.offset));
+    if (w.build_id[0])
+        json_object_set_new(o, "build_id", json_string(w.build_id));
     return o;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "macro.h"
+#include "sorted_search.h"
 
 #define DELETED_SUFFIX " (deleted)"
 
@@ -127,17 +128,9 @@ int proc_maps_read(pid_t pid, struct proc_maps *ret)
 
 const struct proc_map *proc_maps_find(const struct proc_maps *m, uint64_t addr)
 {
-    size_t lo = 0, hi = m->n;
+    /* mappings do not overlap: only the last starting at or below addr may hold it */
+    size_t at = sorted_count_at_or_below(m->maps, m->n, sizeof(*m->maps),
+                                         offsetof(struct proc_map, start), addr);
 
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-
-        if (addr < m->maps[mid].start)
-            hi = mid;
-        else if (addr >= m->maps[mid].end)
-            lo = mid + 1;
-        else
-            return &m->maps[mid];
-    }
-    return NULL;
+    return at > 0 && addr < m->maps[at - 1].end ? &m->maps[at - 1] : NULL;
 }

@@ -7,12 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frame_names.h"
+#include "frame_where.h"
 #include "macro.h"
 
 #define MISSED_USER   "[Missed User Stack]"
 #define MISSED_KERNEL "[Missed Kernel Stack]"
 #define FRAME_MAX     512
-#define WHERE_MAX     (PATH_MAX + 128)
 
 struct builder {
     const struct drained *d;
@@ -26,7 +27,7 @@ struct builder {
  * frames where their address lies (see symbolizer_user_frame). */
 struct frames {
     char names[OFFCPU_USER_DEPTH][FRAME_MAX];
-    char where[OFFCPU_USER_DEPTH][WHERE_MAX];
+    struct frame_where where[OFFCPU_USER_DEPTH];
 };
 
 /* A stack's interned ids: its names, and where its frames lie (user stacks
@@ -52,7 +53,7 @@ static uint32_t name_frames(struct builder *b, const struct offcpu_stack *s,
             r = symbolizer_kernel_frame(b->sym, s->ip[i], false, f->names[n], FRAME_MAX);
         else
             r = symbolizer_user_frame(b->sym, k->tgid, k->exec_id, s->ip[i], i == 0, f->names[n],
-                                      FRAME_MAX, f->where[n], WHERE_MAX);
+                                      FRAME_MAX, &f->where[n]);
         /* the tracer's frames are where the stack was taken, at its leaf
          * end; further up, a BPF program is another's, and keeps its name */
         if (r == SYMBOLIZER_SKIP && n == 0)
@@ -66,22 +67,20 @@ static uint32_t name_frames(struct builder *b, const struct offcpu_stack *s,
     return n;
 }
 
-/* Append one frame: its name, and for a user frame where it lies, split in
- * two, "0xOFFSET" and "BUILD_ID PATH" (the second shared by every frame of
- * that file). All or nothing (out of memory), so that the arrays stay
- * aligned. where is NULL for kernel frames, and is cut at its first space. */
-static void push_frame(struct builder *b, const char *name, char *where, uint32_t *names,
-                       uint32_t *wheres, uint32_t *n)
+/* Append one frame: its name, and for a user frame where it lies, as the
+ * ring keeps it (two strings, see frame_where.h). All or nothing (out of
+ * memory), so that the arrays stay aligned. where is NULL for kernel frames. */
+static void push_frame(struct builder *b, const char *name, const struct frame_where *where,
+                       uint32_t *names, uint32_t *wheres, uint32_t *n)
 {
-    char *file = where ? strchr(where, ' ') : NULL;
+    char offset_text[FRAME_WHERE_TEXT_MAX], file_text[FRAME_WHERE_TEXT_MAX];
     uint32_t id, offset = 0, in_file = 0;
 
-    if (file)
-        *file++ = '\0';
     id = intern_string(b->in, name);
     if (where) {
-        offset = intern_string(b->in, where);
-        in_file = intern_string(b->in, file ?: "");
+        frame_where_format(where, offset_text, file_text);
+        offset = intern_string(b->in, offset_text);
+        in_file = intern_string(b->in, file_text);
     }
     if (!id || (where && (!offset || !in_file))) {
         intern_string_unref(b->in, id);
@@ -99,7 +98,7 @@ static struct resolved intern_frames(struct builder *b, const struct offcpu_stac
                                      const struct offcpu_key *k)
 {
     static struct frames f;
-    static char empty[1];
+    static const struct frame_where nowhere;
     uint32_t names[OFFCPU_USER_DEPTH + 1] = {0}, wheres[2 * (OFFCPU_USER_DEPTH + 1)] = {0};
     struct resolved ret = {0};
     uint32_t n = 0;
@@ -107,9 +106,9 @@ static struct resolved intern_frames(struct builder *b, const struct offcpu_stac
     uint32_t named = name_frames(b, s, k, &f, &cut);
 
     if (cut)
-        push_frame(b, "[unknown]", empty, names, wheres, &n);
+        push_frame(b, FRAME_NAME_UNKNOWN, &nowhere, names, wheres, &n);
     for (uint32_t i = named; i-- > 0;)
-        push_frame(b, f.names[i], s->kernel ? NULL : f.where[i], names, wheres, &n);
+        push_frame(b, f.names[i], s->kernel ? NULL : &f.where[i], names, wheres, &n);
     ret.names = intern_stack(b->in, names, n);
     if (!s->kernel)
         ret.where = intern_stack(b->in, wheres, 2 * n);

@@ -1,18 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Frame names for kernel and user addresses.
+ * Frame names for kernel and user addresses: what a drain asks, in one place.
  *
- * Kernel: /proc/kallsyms. User: the ELF file behind the mapping that holds
- * the address, opened through /proc/PID/map_files (or /proc/PID/root) so that
- * deleted binaries and containers resolve to the file actually mapped, and
- * cached by identity so that one file is read once. JIT code (anonymous
- * memory, or a file that is not ELF) is named from the process's perf map,
- * /tmp/perf-PID.map inside its root.
- *
- * Names are written into a caller's buffer. A frame that cannot be named is
- * written as "module+0xOFFSET" (file offset), "[vdso]", "[anon]" or, when
- * nothing at all is known, "[unknown]" -- never as a wrong name: a symbol is
- * used only when the address lies inside its size.
+ * Kernel: /proc/kallsyms (kernel_symbols.h). User: the ELF file behind the
+ * mapping that holds the address (process_images.h, file_cache.h), a symbol
+ * used only when the address lies inside its size; JIT code (anonymous
+ * memory, or a file that is not ELF) from the process's perf map. How names
+ * are written, and what a frame that cannot be named is written as:
+ * frame_names.h.
  */
 #ifndef SYMBOLIZER_H
 #define SYMBOLIZER_H
@@ -21,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "frame_where.h"
 
 struct symbolizer;
 
@@ -56,16 +53,14 @@ void symbolizer_begin_pass(struct symbolizer *s);
 /* Name a frame of process tgid, in the image its exec_id-th exec started
  * (execs in place replace the mappings: a higher exec_id than known freezes
  * the mappings read so far for the lower ones). is_leaf: ip is the
- * interrupted pc (the first frame); otherwise it is a return address and
- * ip - 1 is looked up, so that a call at the very end of a function is named
- * after that function.
- * With where non-NULL, also writes where the address looked up lies, so that
- * the name can be checked against another resolver: "0xOFFSET BUILD_ID PATH"
- * (the offset in the file, its build-id in hex or "-", its path as the
- * process maps it), or "" outside files.
+ * interrupted pc (the first frame); otherwise it is a return address, looked
+ * up as frame_address.h says.
+ * With where non-NULL, also tells where the address looked up lies, so that
+ * the name can be checked against another resolver (where->in_file false
+ * outside files).
  * Returns 0 (buf filled) or a negative errno (buf still filled, as "[unknown]"). */
 int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint32_t exec_id, uint64_t ip,
-                          bool is_leaf, char *buf, size_t size, char *where, size_t where_size);
+                          bool is_leaf, char *buf, size_t size, struct frame_where *where);
 
 /* Name a kernel frame: "function", or "function [module]" for modules.
  * Returns 0, SYMBOLIZER_SKIP, or a negative errno (buf filled as "[unknown]"). */

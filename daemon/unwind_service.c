@@ -3,7 +3,8 @@
 
 #include <errno.h>
 
-#include "cfi.h"
+#include "call_frames.h"
+#include "frame_address.h"
 #include "macro.h"
 
 /* The call frame rule at a.pc, for the BPF side to recover callers with. */
@@ -13,11 +14,10 @@ int32_t unwind_service_rule(struct symbolizer *sym, const struct offcpu_announce
     uint64_t vaddr;
     int32_t rule;
 
-    fd = symbolizer_open_code(sym, (pid_t)a->tgid, a->exec_id, a->pc, &vaddr);
+    fd = symbolizer_open_code(sym, (pid_t)a->tgid, a->exec_id,
+                              frame_lookup_address(a->pc, a->kind == OFFCPU_ANNOUNCE_UNWIND_CALLER),
+                              &vaddr);
     if (fd < 0)
         return OFFCPU_UNWIND_STOP;
-    /* a return address is looked up at the call before it */
-    if (a->kind == OFFCPU_ANNOUNCE_UNWIND_CALLER)
-        vaddr--;
-    return cfi_cfa_offset(fd, vaddr, &rule) < 0 ? OFFCPU_UNWIND_STOP : rule;
+    return call_frames_cfa_offset(fd, vaddr, &rule) < 0 ? OFFCPU_UNWIND_STOP : rule;
 }

@@ -12,6 +12,7 @@
 #include "api.h"
 #include "check.h"
 #include "daemon.h"
+#include "stacks.h"
 #include "varlink_frame.h"
 #include "varlink_server.h"
 
@@ -25,16 +26,6 @@ static struct daemon d;
 static const struct peer root = {.pid = 1, .uid = 0, .gid = 0};
 static const struct peer member = {.pid = 2, .uid = MEMBER, .gid = GROUP};
 static const struct peer stranger = {.pid = 3, .uid = STRANGER, .gid = STRANGER};
-
-static uint32_t stack_of(const char *a, const char *b)
-{
-    uint32_t f[2] = {intern_string(&d.ring.intern, a), intern_string(&d.ring.intern, b)};
-    uint32_t id = intern_stack(&d.ring.intern, f, 2);
-
-    intern_string_unref(&d.ring.intern, f[0]);
-    intern_string_unref(&d.ring.intern, f[1]);
-    return id;
-}
 
 /* Ten one-second snapshots ending now: "db" (pid 100, root, D, 2 ms a
  * second) and "app" (pid 200 with threads 200 and 201, the member, S, 1 ms
@@ -58,8 +49,8 @@ static void fill_ring(int64_t now)
                 .uid = app ? MEMBER : 0,
                 .comm = intern_string(&d.ring.intern, app ? "app" : "db"),
                 .cgroup = intern_string(&d.ring.intern, "/svc"),
-                .ustack = stack_of("main", app ? "wait_app" : "wait_db"),
-                .kstack = stack_of("do_syscall_64", "schedule"),
+                .ustack = stack_of(&d.ring.intern, "main", app ? "wait_app" : "wait_db"),
+                .kstack = stack_of(&d.ring.intern, "do_syscall_64", "schedule"),
                 .state = app ? 'S' : 'D',
             };
         }

@@ -17,22 +17,13 @@
 
 #include "api.h"
 #include "daemon.h"
+#include "stacks.h"
 #include "varlink_frame.h"
 #include "varlink_server.h"
 
 #define SEC 1000000000LL
 
 static struct daemon d;
-
-static uint32_t stack_of(const char *a, const char *b)
-{
-    uint32_t f[2] = {intern_string(&d.ring.intern, a), intern_string(&d.ring.intern, b)};
-    uint32_t id = intern_stack(&d.ring.intern, f, 2);
-
-    intern_string_unref(&d.ring.intern, f[0]);
-    intern_string_unref(&d.ring.intern, f[1]);
-    return id;
-}
 
 /* Ten seconds of two processes of two users, ending now. */
 static void fill_ring(void)
@@ -54,8 +45,8 @@ static void fill_ring(void)
                 .uid = i ? 1000 : 0,
                 .comm = intern_string(&d.ring.intern, i ? "app" : "db"),
                 .cgroup = intern_string(&d.ring.intern, "/svc"),
-                .ustack = stack_of("main", i ? "wait_app" : "wait_db"),
-                .kstack = stack_of("do_syscall_64", "schedule"),
+                .ustack = stack_of(&d.ring.intern, "main", i ? "wait_app" : "wait_db"),
+                .kstack = stack_of(&d.ring.intern, "do_syscall_64", "schedule"),
                 .state = i ? 'S' : 'D',
             };
         ring_push(&d.ring, snap, now);

@@ -6,18 +6,9 @@
 #include "check.h"
 #include "query.h"
 #include "ring.h"
+#include "stacks.h"
 
 #define SEC 1000000000LL
-
-static uint32_t stack_of(struct intern *in, const char *a, const char *b)
-{
-    uint32_t f[2] = {intern_string(in, a), intern_string(in, b)};
-    uint32_t id = intern_stack(in, f, 2);
-
-    intern_string_unref(in, f[0]);
-    intern_string_unref(in, f[1]);
-    return id;
-}
 
 /* Snapshot [t, t+1s) with: pid 10 tid 10 and 11 in "/job" blocked in
  * nanosleep (100ms each), pid 20 blocked in read (t ms), state S or D. */

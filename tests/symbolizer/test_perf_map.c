@@ -276,7 +276,7 @@ static void test_mounted_over(void)
 static int name_code(struct symbolizer *s, pid_t pid, uint64_t ip, bool leaf, char *buf,
                      size_t size)
 {
-    return symbolizer_user_frame(s, pid, 0, ip, leaf, buf, size, NULL, 0);
+    return symbolizer_user_frame(s, pid, 0, ip, leaf, buf, size, NULL);
 }
 
 /* The symbolizer: JIT code named while the process lives, the map read again

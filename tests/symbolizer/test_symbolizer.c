@@ -145,7 +145,7 @@ static void check_frame(struct symbolizer *s, const char *label, pid_t pid,
     char name[NAME_MAX_LEN], want[NAME_MAX_LEN];
     int r;
 
-    r = symbolizer_user_frame(s, pid, 0, e->addr, leaf, name, sizeof(name), NULL, 0);
+    r = symbolizer_user_frame(s, pid, 0, e->addr, leaf, name, sizeof(name), NULL);
     if (e->name[0] == '!') {
         CHECK(r == 0 && strcmp(name, e->name + 1) != 0, "%s: %s 0x%" PRIx64 " -> %s (not %s)",
               label, e->kind, e->addr, name, e->name + 1);
@@ -202,7 +202,7 @@ static void test_program(struct symbolizer *s, const char *label, const char *pa
         if (e->name[0] == '!' || strcmp(e->name, "-") == 0)
             continue;
         r = symbolizer_user_frame(s, c.pid, 0, e->addr, strcmp(e->kind, "leaf") == 0, name,
-                                  sizeof(name), NULL, 0);
+                                  sizeof(name), NULL);
         CHECK(r == 0 && strcmp(name, e->name) == 0, "%s: exited process -> %s (want %s)", label,
               name, e->name);
         break;
@@ -257,17 +257,17 @@ static void test_own_mappings(struct symbolizer *s)
     symbolizer_begin_pass(s);
     if (anon != MAP_FAILED) {
         r = symbolizer_user_frame(s, getpid(), 0, (uintptr_t)anon + 16, true, name, sizeof(name),
-                                  NULL, 0);
+                                  NULL);
         CHECK(r == 0 && strcmp(name, "[anon]") == 0, "anonymous memory -> %s", name);
         munmap(anon, 4096);
     }
     if (vdso) {
-        r = symbolizer_user_frame(s, getpid(), 0, vdso + 16, true, name, sizeof(name), NULL, 0);
+        r = symbolizer_user_frame(s, getpid(), 0, vdso + 16, true, name, sizeof(name), NULL);
         CHECK(r == 0 && strcmp(name, "[vdso]") == 0, "vdso -> %s", name);
     }
-    r = symbolizer_user_frame(s, getpid(), 0, 0x10, true, name, sizeof(name), NULL, 0);
+    r = symbolizer_user_frame(s, getpid(), 0, 0x10, true, name, sizeof(name), NULL);
     CHECK(r < 0 && strcmp(name, "[unknown]") == 0, "address in no mapping -> %s (%d)", name, r);
-    r = symbolizer_user_frame(s, getpid(), 0, (uintptr_t)test_own_mappings, true, name, 8, NULL, 0);
+    r = symbolizer_user_frame(s, getpid(), 0, (uintptr_t)test_own_mappings, true, name, 8, NULL);
     CHECK(r == 0 && strlen(name) == 7, "name cut to the buffer: %s", name);
 }
 

@@ -8,17 +8,18 @@
  * x86-64 only: a rule is "the CFA is rsp + offset", the return address
  * lying just below the CFA.
  */
-#ifndef CFI_H
-#define CFI_H
+#ifndef CALL_FRAMES_H
+#define CALL_FRAMES_H
 
+#include <linux/types.h>
 #include <stdint.h>
 
-/* No rsp-based rule here (the frame pointer holds the CFA, or nothing is
- * known): stop recovering, the frame-pointer walk knows better. */
-#define CFI_STOP 0
+#include "offcpu.h"
 
 /* For the ELF file open on fd and the ELF address vaddr: *ret is the offset
- * from rsp to the CFA (> 0) or CFI_STOP. Returns 0 or a negative errno. */
-int cfi_cfa_offset(int fd, uint64_t vaddr, int32_t *ret);
+ * from rsp to the CFA (> 0), or OFFCPU_UNWIND_STOP where there is no
+ * rsp-based rule (the frame pointer holds the CFA, or nothing is known): the
+ * frame-pointer walk knows better there. Returns 0 or a negative errno. */
+int call_frames_cfa_offset(int fd, uint64_t vaddr, int32_t *ret);
 
 #endif

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-#include "cfi.h"
+#include "call_frames.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -15,18 +15,18 @@ static int32_t rsp_offset(const Dwarf_Op *ops, size_t nops)
     int64_t off;
 
     if (nops != 1)
-        return CFI_STOP;
+        return OFFCPU_UNWIND_STOP;
     if (ops[0].atom == DW_OP_bregx && ops[0].number == DWARF_REG_RSP)
         off = (int64_t)ops[0].number2;
     else if (ops[0].atom == DW_OP_breg0 + DWARF_REG_RSP)
         off = (int64_t)ops[0].number;
     else
-        return CFI_STOP;
+        return OFFCPU_UNWIND_STOP;
     /* at least the return address; bounded, as the BPF side reads there */
-    return off >= 8 && off < (1 << 16) ? (int32_t)off : CFI_STOP;
+    return off >= 8 && off < (1 << 16) ? (int32_t)off : OFFCPU_UNWIND_STOP;
 }
 
-int cfi_cfa_offset(int fd, uint64_t vaddr, int32_t *ret)
+int call_frames_cfa_offset(int fd, uint64_t vaddr, int32_t *ret)
 {
     Dwarf_Frame *frame = NULL;
     Dwarf_CFI *cfi;
@@ -35,7 +35,7 @@ int cfi_cfa_offset(int fd, uint64_t vaddr, int32_t *ret)
     bool signal;
     Elf *elf;
 
-    *ret = CFI_STOP;
+    *ret = OFFCPU_UNWIND_STOP;
     elf_version(EV_CURRENT);
     elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
     if (!elf)

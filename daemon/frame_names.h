@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * How frames are written: symbols as people read them (C++ and Rust names
+ * demangled), cut to the caller's buffer (a long C++ name is still telling).
+ * A frame that cannot be named keeps what is known of it, never a wrong name:
+ * "module+0xOFFSET" (the offset in the file), "[vdso]", "[anon]", and only
+ * when nothing at all is known "[unknown]".
+ */
+#ifndef FRAME_NAMES_H
+#define FRAME_NAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FRAME_NAME_UNKNOWN "[unknown]"
+#define FRAME_NAME_VDSO    "[vdso]"
+#define FRAME_NAME_ANON    "[anon]"
+
+/* A symbol of user code: demangled when mangled. */
+void frame_name_symbol(char *buf, size_t size, const char *symbol);
+
+/* Code in the file at path that no symbol covers: "BASENAME+0xOFFSET". */
+void frame_name_in_file(char *buf, size_t size, const char *path, uint64_t offset);
+
+/* A kernel function: "function", or "function [module]" in a module. */
+void frame_name_kernel(char *buf, size_t size, const char *function, const char *module);
+
+/* A name written as it is (FRAME_NAME_*). */
+void frame_name_literal(char *buf, size_t size, const char *name);
+
+/* "[unknown]"; returns error, the negative errno of why. */
+int frame_name_unknown(char *buf, size_t size, int error);
+
+#endif
