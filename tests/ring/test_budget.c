@@ -9,18 +9,9 @@
 #include "query.h"
 #include "ring.h"
 #include "ring_budget.h"
+#include "stacks.h"
 
 #define SEC 1000000000LL
-
-static uint32_t stack_of(struct intern *in, const char *a, const char *b)
-{
-    uint32_t f[2] = {intern_string(in, a), intern_string(in, b)};
-    uint32_t id = intern_stack(in, f, 2);
-
-    intern_string_unref(in, f[0]);
-    intern_string_unref(in, f[1]);
-    return id;
-}
 
 /* One second: "/noisy" with 500 stacks never seen before (1 ms each), "/calm"
  * with its one stack (10 ms). */
