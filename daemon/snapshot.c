@@ -7,27 +7,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frame_cache.h"
 #include "frame_names.h"
 #include "frame_where.h"
 #include "macro.h"
 
 #define MISSED_USER   "[Missed User Stack]"
 #define MISSED_KERNEL "[Missed Kernel Stack]"
-#define FRAME_MAX     512
 
 struct builder {
     const struct drained *d;
-    struct symbolizer *sym;
+    struct frame_cache *frames;
     struct intern *in;
     struct snapshot *snap;
     struct snapshot_stats *stats;
-};
-
-/* The frames of one stack, leaf first as walked: names, and for user
- * frames where their address lies (see symbolizer_user_frame). */
-struct frames {
-    char names[OFFCPU_USER_DEPTH][FRAME_MAX];
-    struct frame_where where[OFFCPU_USER_DEPTH];
 };
 
 /* A stack's interned ids: its names, and where its frames lie (user stacks
@@ -36,87 +29,56 @@ struct resolved {
     uint32_t names, where;
 };
 
-/* Name the frames of s, leaf first. A user frame in no mapping ends the walk:
- * the frame-pointer chain left known code there, and what follows is junk.
- * Returns the number named; *cut tells whether the walk was cut short. */
-static uint32_t name_frames(struct builder *b, const struct offcpu_stack *s,
-                            const struct offcpu_key *k, struct frames *f, bool *cut)
-{
-    uint32_t n = 0;
-
-    *cut = false;
-    for (uint32_t i = 0; i < s->nr && i < OFFCPU_USER_DEPTH; i++) {
-        int r;
-
-        /* a kernel callchain starts at a caller's return address: no entry is a pc */
-        if (s->kernel)
-            r = symbolizer_kernel_frame(b->sym, s->ip[i], false, f->names[n], FRAME_MAX);
-        else
-            r = symbolizer_user_frame(b->sym, k->tgid, k->exec_id, s->ip[i], i == 0, f->names[n],
-                                      FRAME_MAX, &f->where[n]);
-        /* the tracer's frames are where the stack was taken, at its leaf
-         * end; further up, a BPF program is another's, and keeps its name */
-        if (r == SYMBOLIZER_SKIP && n == 0)
-            continue;
-        if (r < 0 && !s->kernel && i > 0) {
-            *cut = true;
-            break;
-        }
-        n++;
-    }
-    return n;
-}
-
-/* Append one frame: its name, and for a user frame where it lies, as the
- * ring keeps it (two strings, see frame_where.h). All or nothing (out of
- * memory), so that the arrays stay aligned. where is NULL for kernel frames. */
-static void push_frame(struct builder *b, const char *name, const struct frame_where *where,
-                       uint32_t *names, uint32_t *wheres, uint32_t *n)
-{
-    char offset_text[FRAME_WHERE_TEXT_MAX], file_text[FRAME_WHERE_TEXT_MAX];
-    uint32_t id, offset = 0, in_file = 0;
-
-    id = intern_string(b->in, name);
-    if (where) {
-        frame_where_format(where, offset_text, file_text);
-        offset = intern_string(b->in, offset_text);
-        in_file = intern_string(b->in, file_text);
-    }
-    if (!id || (where && (!offset || !in_file))) {
-        intern_string_unref(b->in, id);
-        intern_string_unref(b->in, offset);
-        intern_string_unref(b->in, in_file);
-        return;
-    }
-    wheres[2 * *n] = offset;
-    wheres[2 * *n + 1] = in_file;
-    names[(*n)++] = id;
-}
-
-/* Intern one stack from its frames (leaf first, as walked): root first. */
+/* Intern one stack from its frames, named leaf first as walked: root first.
+ * A user frame in no mapping ends the walk there: the frame-pointer chain
+ * left known code, and what follows is junk; it reads as one [unknown]. */
 static struct resolved intern_frames(struct builder *b, const struct offcpu_stack *s,
                                      const struct offcpu_key *k)
 {
-    static struct frames f;
-    static const struct frame_where nowhere;
-    uint32_t names[OFFCPU_USER_DEPTH + 1] = {0}, wheres[2 * (OFFCPU_USER_DEPTH + 1)] = {0};
+    const struct named_frame *named[OFFCPU_USER_DEPTH];
+    uint32_t names[OFFCPU_USER_DEPTH + 1], wheres[2 * (OFFCPU_USER_DEPTH + 1)];
+    uint32_t unknown[3] = {0}, n = 0, out = 0;
     struct resolved ret = {0};
-    uint32_t n = 0;
-    bool cut;
-    uint32_t named = name_frames(b, s, k, &f, &cut);
 
-    if (cut)
-        push_frame(b, FRAME_NAME_UNKNOWN, &nowhere, names, wheres, &n);
-    for (uint32_t i = named; i-- > 0;)
-        push_frame(b, f.names[i], s->kernel ? NULL : &f.where[i], names, wheres, &n);
-    ret.names = intern_stack(b->in, names, n);
-    if (!s->kernel)
-        ret.where = intern_stack(b->in, wheres, 2 * n);
-    for (uint32_t i = 0; i < n; i++) {
-        intern_string_unref(b->in, names[i]);
-        intern_string_unref(b->in, wheres[2 * i]);
-        intern_string_unref(b->in, wheres[2 * i + 1]);
+    for (uint32_t i = 0; i < s->nr && i < OFFCPU_USER_DEPTH; i++) {
+        /* a kernel callchain starts at a caller's return address: no entry is a pc */
+        const struct named_frame *f = frame_cache_get(b->frames, k->tgid, k->exec_id, s->ip[i],
+                                                      !s->kernel && i == 0, s->kernel);
+
+        if (!f || !f->name || (!s->kernel && (!f->offset || !f->file)))
+            continue; /* out of memory: the frame goes, the stack stays whole otherwise */
+        /* the tracer's frames are where the stack was taken, at its leaf
+         * end; further up, a BPF program is another's, and keeps its name */
+        if (f->result == SYMBOLIZER_SKIP && n == 0)
+            continue;
+        if (f->result < 0 && !s->kernel && i > 0) {
+            static const struct frame_where nowhere;
+            char offset[FRAME_WHERE_TEXT_MAX], file[FRAME_WHERE_TEXT_MAX];
+
+            frame_where_format(&nowhere, offset, file);
+            unknown[0] = intern_string(b->in, FRAME_NAME_UNKNOWN);
+            unknown[1] = intern_string(b->in, offset);
+            unknown[2] = intern_string(b->in, file);
+            if (unknown[0] && unknown[1] && unknown[2]) {
+                names[out] = unknown[0];
+                wheres[2 * out] = unknown[1];
+                wheres[2 * out + 1] = unknown[2];
+                out++;
+            }
+            break;
+        }
+        named[n++] = f;
     }
+    for (uint32_t i = n; i-- > 0; out++) {
+        names[out] = named[i]->name;
+        wheres[2 * out] = named[i]->offset;
+        wheres[2 * out + 1] = named[i]->file;
+    }
+    ret.names = intern_stack(b->in, names, out);
+    if (!s->kernel)
+        ret.where = intern_stack(b->in, wheres, 2 * out);
+    for (int i = 0; i < 3; i++)
+        intern_string_unref(b->in, unknown[i]);
     return ret;
 }
 
@@ -228,9 +190,9 @@ int snapshot_build(const struct drained *d, struct symbolizer *sym, struct cgrou
 {
     _cleanup_free_ uint32_t *order = malloc((d->n ? d->n : 1) * sizeof(*order));
     struct snapshot *snap = calloc(1, sizeof(*snap) + d->n * sizeof(snap->records[0]));
-    struct builder b = {.d = d, .sym = sym, .in = in, .snap = snap, .stats = stats};
+    struct builder b = {.d = d, .in = in, .snap = snap, .stats = stats};
 
-    if (!snap || !order) {
+    if (!snap || !order || frame_cache_new(sym, in, &b.frames) < 0) {
         free(snap);
         return -ENOMEM;
     }
@@ -243,6 +205,7 @@ int snapshot_build(const struct drained *d, struct symbolizer *sym, struct cgrou
     fill_identity(&b, cg);
     resolve_all(&b, order, false);
     resolve_all(&b, order, true);
+    b.frames = frame_cache_free(b.frames);
     stats->records += d->n;
     *ret = snap;
     return 0;

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include "frame_cache.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "frame_where.h"
+
+#define FRAME_MAX 512
+
+struct entry {
+    uint64_t ip;
+    uint32_t tgid, exec_id;
+    uint8_t used, leaf, kernel;
+    struct named_frame f;
+};
+
+struct frame_cache {
+    struct symbolizer *sym;
+    struct intern *in;
+    struct entry *slots;
+    size_t size; /* power of two */
+    size_t count;
+};
+
+int frame_cache_new(struct symbolizer *sym, struct intern *in, struct frame_cache **ret)
+{
+    struct frame_cache *c = calloc(1, sizeof(*c));
+
+    if (!c)
+        return -ENOMEM;
+    *c = (struct frame_cache){.sym = sym, .in = in, .size = 4096};
+    c->slots = calloc(c->size, sizeof(*c->slots));
+    if (!c->slots) {
+        free(c);
+        return -ENOMEM;
+    }
+    *ret = c;
+    return 0;
+}
+
+struct frame_cache *frame_cache_free(struct frame_cache *c)
+{
+    if (!c)
+        return NULL;
+    for (size_t i = 0; i < c->size; i++)
+        if (c->slots[i].used) {
+            intern_string_unref(c->in, c->slots[i].f.name);
+            intern_string_unref(c->in, c->slots[i].f.offset);
+            intern_string_unref(c->in, c->slots[i].f.file);
+        }
+    free(c->slots);
+    free(c);
+    return NULL;
+}
+
+static uint64_t hash_of(uint64_t ip, uint32_t tgid, uint32_t exec_id, bool leaf, bool kernel)
+{
+    uint64_t h = ip ^ ((uint64_t)tgid << 32 | exec_id) * 0x9e3779b97f4a7c15ULL;
+
+    h ^= (uint64_t)(leaf | kernel << 1) << 62;
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    return h ^ (h >> 29);
+}
+
+static struct entry *slot_for(struct entry *slots, size_t size, uint64_t ip, uint32_t tgid,
+                              uint32_t exec_id, bool leaf, bool kernel)
+{
+    for (size_t i = hash_of(ip, tgid, exec_id, leaf, kernel) & (size - 1);;
+         i = (i + 1) & (size - 1)) {
+        struct entry *e = &slots[i];
+
+        if (!e->used || (e->ip == ip && e->tgid == tgid && e->exec_id == exec_id &&
+                         e->leaf == leaf && e->kernel == kernel))
+            return e;
+    }
+}
+
+static int grow(struct frame_cache *c)
+{
+    size_t size = c->size * 2;
+    struct entry *slots = calloc(size, sizeof(*slots));
+
+    if (!slots)
+        return -ENOMEM;
+    for (size_t i = 0; i < c->size; i++) {
+        const struct entry *e = &c->slots[i];
+
+        if (e->used)
+            *slot_for(slots, size, e->ip, e->tgid, e->exec_id, e->leaf, e->kernel) = *e;
+    }
+    free(c->slots);
+    c->slots = slots;
+    c->size = size;
+    return 0;
+}
+
+/* Name the frame and intern its strings. */
+static void name(struct frame_cache *c, struct entry *e)
+{
+    char text[FRAME_MAX], offset[FRAME_WHERE_TEXT_MAX], file[FRAME_WHERE_TEXT_MAX];
+    struct frame_where where = {0};
+
+    if (e->kernel) {
+        e->f.result = symbolizer_kernel_frame(c->sym, e->ip, e->leaf, text, sizeof(text));
+    } else {
+        e->f.result = symbolizer_user_frame(c->sym, e->tgid, e->exec_id, e->ip, e->leaf, text,
+                                            sizeof(text), &where);
+        frame_where_format(&where, offset, file);
+        e->f.offset = intern_string(c->in, offset);
+        e->f.file = intern_string(c->in, file);
+    }
+    e->f.name = intern_string(c->in, text);
+}
+
+const struct named_frame *frame_cache_get(struct frame_cache *c, pid_t tgid, uint32_t exec_id,
+                                          uint64_t ip, bool is_leaf, bool kernel)
+{
+    struct entry *e;
+
+    if (kernel)
+        tgid = exec_id = 0; /* the same in every process */
+    if (2 * (c->count + 1) > c->size && grow(c) < 0)
+        return NULL;
+    e = slot_for(c->slots, c->size, ip, tgid, exec_id, is_leaf, kernel);
+    if (!e->used) {
+        *e = (struct entry){.ip = ip,
+                            .tgid = tgid,
+                            .exec_id = exec_id,
+                            .used = 1,
+                            .leaf = is_leaf,
+                            .kernel = kernel};
+        name(c, e);
+        c->count++;
+    }
+    return &e->f;
+}
