@@ -288,17 +288,21 @@ int collector_flip_and_drain(struct collector *c, struct drained **ret)
     if (m < 0)
         return log_error_errno(m, "draining stacks of generation %u: %s", old, strerror(-m));
 
-    for (int i = 0; i < m; i++)
-        c->d.index[i] = (struct drained_slot){.hash = c->d.stack_hashes[i], .idx = i};
-    qsort(c->d.index, m, sizeof(*c->d.index), cmp_slot);
-
     c->d.n = n;
     c->d.nstacks = m;
+    drained_index_stacks(&c->d);
     c->d.start_ns = c->gen_start_ns;
     c->d.end_ns = now;
     c->gen_start_ns = now;
     *ret = &c->d;
     return 0;
+}
+
+void drained_index_stacks(struct drained *d)
+{
+    for (size_t i = 0; i < d->nstacks; i++)
+        d->index[i] = (struct drained_slot){.hash = d->stack_hashes[i], .idx = i};
+    qsort(d->index, d->nstacks, sizeof(*d->index), cmp_slot);
 }
 
 const struct offcpu_stack *drained_find_stack(const struct drained *d, uint64_t hash)

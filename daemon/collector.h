@@ -46,6 +46,10 @@ const char *collector_attach_name(const struct collector *c);
  * (whose buffers belong to the collector and stay valid until the next call). */
 int collector_flip_and_drain(struct collector *c, struct drained **ret);
 
+/* Index the stacks of d (stack_hashes and stacks filled, index with room for
+ * nstacks) for drained_find_stack. */
+void drained_index_stacks(struct drained *d);
+
 /* Stack with this hash in a drained generation, or NULL. */
 const struct offcpu_stack *drained_find_stack(const struct drained *d, uint64_t hash);
 
