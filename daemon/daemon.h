@@ -14,7 +14,7 @@
 #include "listen_socket.h"
 #include "metrics.h"
 #include "ring.h"
-#include "snapshot.h"
+#include "snapshot_build.h"
 #include "symbolizer.h"
 #include "varlink_server.h"
 

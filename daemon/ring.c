@@ -14,27 +14,6 @@ void ring_init(struct ring *r, uint64_t retention_ns, size_t memory_limit)
     r->memory_limit = memory_limit;
 }
 
-void snapshot_free(struct intern *in, struct snapshot *s)
-{
-    if (!s)
-        return;
-    for (uint32_t i = 0; i < s->n; i++) {
-        const struct record *rec = &s->records[i];
-
-        intern_string_unref(in, rec->comm);
-        intern_string_unref(in, rec->cgroup);
-        intern_stack_unref(in, rec->ustack);
-        intern_stack_unref(in, rec->uwhere);
-        intern_stack_unref(in, rec->kstack);
-    }
-    free(s);
-}
-
-size_t snapshot_bytes(const struct snapshot *s)
-{
-    return sizeof(*s) + (size_t)s->n * sizeof(s->records[0]);
-}
-
 void ring_done(struct ring *r)
 {
     for (size_t i = 0; i < r->n; i++)

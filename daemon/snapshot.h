@@ -1,24 +1,46 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Turning a drained generation into a snapshot: every frame is named now,
- * while its process still runs, and names and stacks are interned.
+ * A snapshot: what one drained generation held, [start_ns, end_ns), as
+ * records of interned names and stacks. What the ring keeps, the queries
+ * read and the state directory saves.
  */
 #ifndef SNAPSHOT_H
 #define SNAPSHOT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-#include "cgroups.h"
-#include "collector.h"
-#include "ring.h"
-#include "symbolizer.h"
+#include "intern.h"
 
-struct snapshot_stats {
-    uint64_t records;
-    uint64_t orphan_stacks; /* a key named a stack the drain did not hold */
+struct record {
+    uint64_t total_ns;
+    uint64_t count;
+    uint32_t tgid;
+    uint32_t tid;
+    uint32_t comm;   /* string id */
+    uint32_t cgroup; /* string id of the cgroup path, 0 when unknown */
+    uint32_t ustack; /* stack id, root first; 0 for kernel threads */
+    uint32_t kstack; /* stack id, root first */
+    /* stack id: where each user frame lies, two strings per frame (see
+     * frame_where.h); 0 when not known */
+    uint32_t uwhere;
+    uint32_t uid; /* whose process; UID_UNKNOWN if not known */
+    char state;   /* enum offcpu_state */
 };
 
-int snapshot_build(const struct drained *d, struct symbolizer *sym, struct cgroups *cg,
-                   struct intern *in, struct snapshot **ret, struct snapshot_stats *stats);
+#define UID_UNKNOWN UINT32_MAX
+
+struct snapshot {
+    int64_t start_ns; /* CLOCK_REALTIME: [start_ns, end_ns) */
+    int64_t end_ns;
+    uint32_t n;
+    struct record records[];
+};
+
+/* The memory s holds besides its strings and stacks. */
+size_t snapshot_bytes(const struct snapshot *s);
+
+/* Drop references held by s and free it. */
+void snapshot_free(struct intern *in, struct snapshot *s);
 
 #endif

@@ -14,7 +14,7 @@
 #include "check.h"
 #include "collector.h"
 #include "ring.h"
-#include "snapshot.h"
+#include "snapshot_build.h"
 #include "symbolizer.h"
 
 #define NOINLINE __attribute__((noinline))

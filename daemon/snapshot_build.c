@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include "snapshot_build.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frame_cache.h"
+#include "frame_names.h"
+#include "frame_where.h"
+#include "macro.h"
+
+#define MISSED_USER   "[Missed User Stack]"
+#define MISSED_KERNEL "[Missed Kernel Stack]"
+
+struct builder {
+    const struct drained *d;
+    struct frame_cache *frames;
+    struct intern *in;
+    struct snapshot *snap;
+    struct snapshot_stats *stats;
+};
+
+/* A stack's interned ids: its names, and where its frames lie (user stacks
+ * only, two strings per frame; 0 when not known). */
+struct resolved {
+    uint32_t names, where;
+};
+
+/* Intern one stack from its frames, named leaf first as walked: root first.
+ * A user frame in no mapping ends the walk there: the frame-pointer chain
+ * left known code, and what follows is junk; it reads as one [unknown]. */
+static struct resolved intern_frames(struct builder *b, const struct offcpu_stack *s,
+                                     const struct offcpu_key *k)
+{
+    const struct named_frame *named[OFFCPU_USER_DEPTH];
+    uint32_t names[OFFCPU_USER_DEPTH + 1], wheres[2 * (OFFCPU_USER_DEPTH + 1)];
+    uint32_t unknown[3] = {0}, n = 0, out = 0;
+    struct resolved ret = {0};
+
+    for (uint32_t i = 0; i < s->nr && i < OFFCPU_USER_DEPTH; i++) {
+        /* a kernel callchain starts at a caller's return address: no entry is a pc */
+        const struct named_frame *f = frame_cache_get(b->frames, k->tgid, k->exec_id, s->ip[i],
+                                                      !s->kernel && i == 0, s->kernel);
+
+        if (!f || !f->name || (!s->kernel && (!f->offset || !f->file)))
+            continue; /* out of memory: the frame goes, the stack stays whole otherwise */
+        /* the tracer's frames are where the stack was taken, at its leaf
+         * end; further up, a BPF program is another's, and keeps its name */
+        if (f->result == SYMBOLIZER_SKIP && n == 0)
+            continue;
+        if (f->result < 0 && !s->kernel && i > 0) {
+            static const struct frame_where nowhere;
+            char offset[FRAME_WHERE_TEXT_MAX], file[FRAME_WHERE_TEXT_MAX];
+
+            frame_where_format(&nowhere, offset, file);
+            unknown[0] = intern_string(b->in, FRAME_NAME_UNKNOWN);
+            unknown[1] = intern_string(b->in, offset);
+            unknown[2] = intern_string(b->in, file);
+            if (unknown[0] && unknown[1] && unknown[2]) {
+                names[out] = unknown[0];
+                wheres[2 * out] = unknown[1];
+                wheres[2 * out + 1] = unknown[2];
+                out++;
+            }
+            break;
+        }
+        named[n++] = f;
+    }
+    for (uint32_t i = n; i-- > 0; out++) {
+        names[out] = named[i]->name;
+        wheres[2 * out] = named[i]->offset;
+        wheres[2 * out + 1] = named[i]->file;
+    }
+    ret.names = intern_stack(b->in, names, out);
+    if (!s->kernel)
+        ret.where = intern_stack(b->in, wheres, 2 * out);
+    for (int i = 0; i < 3; i++)
+        intern_string_unref(b->in, unknown[i]);
+    return ret;
+}
+
+static uint32_t intern_missed(struct builder *b, const char *what)
+{
+    uint32_t frame = intern_string(b->in, what), id;
+
+    if (!frame)
+        return 0;
+    id = intern_stack(b->in, &frame, 1);
+    intern_string_unref(b->in, frame);
+    return id;
+}
+
+static struct resolved resolve(struct builder *b, const struct offcpu_key *k, bool kernel)
+{
+    uint64_t hash = kernel ? k->kernel_stack : k->user_stack;
+    const struct offcpu_stack *s;
+
+    if (!kernel && k->kthread)
+        return (struct resolved){0};
+    s = drained_find_stack(b->d, hash);
+    if (!s) {
+        if (hash != OFFCPU_STACK_MISSED)
+            b->stats->orphan_stacks++;
+        return (struct resolved){.names = intern_missed(b, kernel ? MISSED_KERNEL : MISSED_USER)};
+    }
+    return intern_frames(b, s, k);
+}
+
+/* Records are visited grouped by (tgid, exec_id, stack) so that each distinct stack is
+ * named once per pass; the others take a reference on the first's result. */
+struct order_ctx {
+    const struct offcpu_key *keys;
+    bool kernel;
+};
+
+static int cmp_order(const void *a, const void *b, void *p)
+{
+    const struct order_ctx *ctx = p;
+    const struct offcpu_key *x = &ctx->keys[*(const uint32_t *)a];
+    const struct offcpu_key *y = &ctx->keys[*(const uint32_t *)b];
+    uint64_t hx = ctx->kernel ? x->kernel_stack : x->user_stack;
+    uint64_t hy = ctx->kernel ? y->kernel_stack : y->user_stack;
+    /* kernel stacks are the same in every process */
+    uint32_t tx = ctx->kernel ? 0 : x->tgid, ty = ctx->kernel ? 0 : y->tgid;
+    uint32_t ex = ctx->kernel ? 0 : x->exec_id, ey = ctx->kernel ? 0 : y->exec_id;
+
+    if (tx != ty)
+        return tx < ty ? -1 : 1;
+    if (ex != ey)
+        return ex < ey ? -1 : 1;
+    if (hx != hy)
+        return hx < hy ? -1 : 1;
+    return x->kthread - y->kthread;
+}
+
+static void resolve_all(struct builder *b, uint32_t *order, bool kernel)
+{
+    struct order_ctx ctx = {.keys = b->d->keys, .kernel = kernel};
+    struct resolved id = {0};
+
+    for (size_t i = 0; i < b->d->n; i++)
+        order[i] = i;
+    qsort_r(order, b->d->n, sizeof(*order), cmp_order, &ctx);
+    for (size_t i = 0; i < b->d->n; i++) {
+        const struct offcpu_key *k = &b->d->keys[order[i]];
+        struct record *rec = &b->snap->records[order[i]];
+
+        if (i > 0 && cmp_order(&order[i - 1], &order[i], &ctx) == 0) {
+            intern_stack_ref(b->in, id.names);
+            intern_stack_ref(b->in, id.where);
+        } else {
+            id = resolve(b, k, kernel);
+        }
+        if (kernel) {
+            rec->kstack = id.names;
+        } else {
+            rec->ustack = id.names;
+            rec->uwhere = id.where;
+        }
+    }
+}
+
+static void fill_identity(struct builder *b, struct cgroups *cg)
+{
+    for (size_t i = 0; i < b->d->n; i++) {
+        const struct offcpu_key *k = &b->d->keys[i];
+        struct record *rec = &b->snap->records[i];
+        char comm[sizeof(k->comm) + 1], path[PATH_MAX];
+
+        memcpy(comm, k->comm, sizeof(k->comm));
+        comm[sizeof(k->comm)] = '\0';
+        rec->tgid = k->tgid;
+        rec->tid = k->tid;
+        rec->uid = k->uid;
+        rec->state = (char)k->state;
+        rec->total_ns = b->d->values[i].total_ns;
+        rec->count = b->d->values[i].count;
+        rec->comm = intern_string(b->in, comm);
+        rec->cgroup = cg && cgroups_path(cg, k->cgroup_id, path, sizeof(path)) == 0
+                          ? intern_string(b->in, path)
+                          : 0;
+    }
+}
+
+int snapshot_build(const struct drained *d, struct symbolizer *sym, struct cgroups *cg,
+                   struct intern *in, struct snapshot **ret, struct snapshot_stats *stats)
+{
+    _cleanup_free_ uint32_t *order = malloc((d->n ? d->n : 1) * sizeof(*order));
+    struct snapshot *snap = calloc(1, sizeof(*snap) + d->n * sizeof(snap->records[0]));
+    struct builder b = {.d = d, .in = in, .snap = snap, .stats = stats};
+
+    if (!snap || !order || frame_cache_new(sym, in, &b.frames) < 0) {
+        free(snap);
+        return -ENOMEM;
+    }
+    snap->start_ns = d->start_ns;
+    snap->end_ns = d->end_ns;
+    snap->n = d->n;
+    symbolizer_begin_pass(sym);
+    if (cg)
+        cgroups_begin_pass(cg);
+    fill_identity(&b, cg);
+    resolve_all(&b, order, false);
+    resolve_all(&b, order, true);
+    b.frames = frame_cache_free(b.frames);
+    stats->records += d->n;
+    *ret = snap;
+    return 0;
+}
