@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* offcpuctl dump: the off-CPU stacks of a selection, folded or as JSON. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "daemon_call.h"
+#include "duration.h"
+#include "macro.h"
+#include "protocol.h"
+#include "render.h"
+#include "selection.h"
+
+static void dump_usage(FILE *f)
+{
+    fprintf(f, "Usage: offcpuctl [--socket PATH] [--json] dump [OPTIONS]\n"
+               "Print off-CPU stacks as folded lines (value: microseconds).\n\n" SELECTION_HELP
+               "  --min-total DURATION   drop stacks with less time than this\n"
+               "  --group-by FIELDS      keep apart by pid,tid,state,cgroup\n"
+               "  --format folded|json   output format (default folded)\n"
+               "  --frame-detail         with json: each user frame's file, offset, build-id\n");
+}
+
+static int parse_group_by(const char *arg, json_t *params)
+{
+    _cleanup_free_ char *copy = strdup(arg);
+    json_t *a = json_array();
+    char *save = NULL;
+
+    json_object_set_new(params, "group_by", a);
+    for (char *f = strtok_r(copy, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+        if (!group_by_field(f))
+            return usage_error("invalid --group-by field '%s' (%s)", f, group_by_fields_text());
+        json_array_append_new(a, json_string(f));
+    }
+    return EXIT_OK;
+}
+
+/* The options of dump beyond the selection. */
+static int dump_option(int c, char **argv, json_t *params, bool *json_out)
+{
+    uint64_t ns;
+
+    switch (c) {
+    case 'm':
+        if (duration_parse(optarg, &ns) < 0)
+            return usage_error("invalid duration '%s' for --min-total", optarg);
+        json_object_set_new(params, "min_total_ns", json_integer((json_int_t)ns));
+        return EXIT_OK;
+    case 'g':
+        return parse_group_by(optarg, params);
+    case 'f':
+        if (strcmp(optarg, "json") == 0)
+            *json_out = true;
+        else if (strcmp(optarg, "folded") == 0)
+            *json_out = false;
+        else
+            return usage_error("invalid --format '%s' (folded or json)", optarg);
+        return EXIT_OK;
+    case 'F':
+        json_object_set_new(params, "frame_detail", json_true());
+        return EXIT_OK;
+    default:
+        return option_error(c, argv);
+    }
+}
+
+static int print_dump(const json_t *reply, bool json_out)
+{
+    int n;
+
+    if (json_out)
+        return print_json(reply);
+    n = render_folded(stdout, reply);
+    return n < 0 ? fail("rendering: %s", strerror(-n)) : EXIT_OK;
+}
+
+int cmd_dump(const struct globals *g, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        SELECTION_OPTIONS,
+        {"min-total", required_argument, NULL, 'm'},
+        {"group-by", required_argument, NULL, 'g'},
+        {"format", required_argument, NULL, 'f'},
+        {"frame-detail", no_argument, NULL, 'F'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    json_auto_t *params = json_object();
+    json_auto_t *reply = NULL;
+    bool json_out = g->json;
+    char what[256];
+    int c, r = EXIT_OK;
+
+    optind = 1;
+    opterr = 0;
+    while (r == EXIT_OK && (c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+        if (c == 'h') {
+            dump_usage(stdout);
+            return EXIT_OK;
+        }
+        r = selection_option(c, optarg, params);
+        if (r == -ENOENT)
+            r = dump_option(c, argv, params, &json_out);
+    }
+    if (r == EXIT_OK && optind < argc)
+        r = usage_error("unexpected argument '%s'", argv[optind]);
+    /* folded lines have nowhere to put it */
+    if (r == EXIT_OK && !json_out && json_object_get(params, "frame_detail"))
+        r = usage_error("--frame-detail needs --json or --format json");
+    if (r == EXIT_OK)
+        r = daemon_call(g, "io.offcpud.Dump", params, &reply);
+    if (r != EXIT_OK)
+        return r;
+    if (json_array_size(json_object_get(reply, "stacks")) == 0) {
+        selection_describe(params, what, sizeof(what));
+        return fail("no off-CPU data%s in that window", what);
+    }
+    return finish_output(print_dump(reply, json_out));
+}

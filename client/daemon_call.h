@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* One Varlink call to offcpud, after checking that offcpud is who answers. */
+#ifndef DAEMON_CALL_H
+#define DAEMON_CALL_H
+
+#include <jansson.h>
+
+#include "cli.h"
+
+/* Calls method with params (borrowed) on g->socket; on success *ret is the
+ * reply's parameters (owned by the caller). On failure prints the one-line
+ * cause and returns its exit code. */
+int daemon_call(const struct globals *g, const char *method, json_t *params, json_t **ret);
+
+#endif

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include "selection.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "duration.h"
+#include "macro.h"
+#include "protocol.h"
+
+/* "1763860000.123456789" to ns, exactly: a double would be off by hundreds of
+ * ns at today's times, enough to move a window's edge across a snapshot's. */
+static int parse_unix_time(const char *s, int64_t *ret)
+{
+    int64_t secs = 0, frac = 0;
+    int digits = 0;
+
+    if (!isdigit((unsigned char)*s))
+        return -EINVAL;
+    for (; isdigit((unsigned char)*s); s++) {
+        if (secs > (INT64_MAX / 1000000000 - 9) / 10)
+            return -ERANGE;
+        secs = secs * 10 + (*s - '0');
+    }
+    if (*s == '.')
+        for (s++; isdigit((unsigned char)*s); s++, digits++)
+            if (digits < 9)
+                frac = frac * 10 + (*s - '0');
+    if (*s)
+        return -EINVAL;
+    for (; digits < 9; digits++)
+        frac *= 10;
+    *ret = secs * 1000000000 + frac;
+    return 0;
+}
+
+/* "60s" back from now, or "@1763860000.5", an absolute Unix time. */
+static int parse_time(const char *opt, const char *arg, json_t *params, const char *rel_key,
+                      const char *abs_key)
+{
+    uint64_t ns;
+
+    if (arg[0] == '@') {
+        int64_t abs_ns;
+
+        if (parse_unix_time(arg + 1, &abs_ns) < 0)
+            return usage_error("invalid time '%s' for %s (use @UNIXSECONDS[.FRACTION])", arg, opt);
+        json_object_set_new(params, abs_key, json_integer(abs_ns));
+        return EXIT_OK;
+    }
+    if (duration_parse(arg, &ns) < 0)
+        return usage_error("invalid duration '%s' for %s (use e.g. 500ms, 60s, 5m, 1h)", arg, opt);
+    json_object_set_new(params, rel_key, json_integer((json_int_t)ns));
+    return EXIT_OK;
+}
+
+static int parse_id(const char *opt, const char *arg, json_t *params, const char *key)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(arg, &end, 10);
+    if (errno || *end || end == arg || v <= 0 || v > 0x7fffffff)
+        return usage_error("invalid %s '%s' (a positive number)", opt, arg);
+    json_object_set_new(params, key, json_integer(v));
+    return EXIT_OK;
+}
+
+int selection_option(int c, const char *arg, json_t *params)
+{
+    switch (c) {
+    case 'p':
+        return parse_id("--pid", arg, params, "pid");
+    case 't':
+        return parse_id("--tid", arg, params, "tid");
+    case 'c':
+        json_object_set_new(params, "cgroup", json_string(arg));
+        return EXIT_OK;
+    case 'n':
+        json_object_set_new(params, "comm", json_string(arg));
+        return EXIT_OK;
+    case 's':
+        if (!protocol_state_valid(arg))
+            return usage_error("invalid --state '%s' (one of %s)", arg, PROTOCOL_STATES);
+        json_object_set_new(params, "state", json_string(arg));
+        return EXIT_OK;
+    case 'S':
+        return parse_time("--since", arg, params, "since_ns", "start_ns");
+    case 'U':
+        return parse_time("--until", arg, params, "until_ns", "end_ns");
+    default:
+        return -ENOENT;
+    }
+}
+
+void selection_describe(const json_t *params, char *buf, size_t size)
+{
+    static const char *const keys[] = {"pid", "tid", "cgroup", "comm", "state"};
+    size_t len = 0;
+
+    for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+        json_t *v = json_object_get(params, keys[i]);
+
+        if (!v)
+            continue;
+        if (json_is_integer(v))
+            len += snprintf(buf + len, size - len, " for %s %lld", keys[i],
+                            (long long)json_integer_value(v));
+        else
+            len += snprintf(buf + len, size - len, " for %s %s", keys[i], json_string_value(v));
+        if (len >= size)
+            break;
+    }
+    if (len == 0)
+        snprintf(buf, size, " at all");
+}

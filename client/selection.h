@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The options that say which off-CPU time a command is about: whose
+ * (--pid, --tid, --cgroup, --comm, --state) and when (--since, --until).
+ * Every query command takes the same ones and sends them in the same
+ * request parameters. */
+#ifndef SELECTION_H
+#define SELECTION_H
+
+#include <getopt.h>
+#include <jansson.h>
+#include <stddef.h>
+
+/* getopt_long entries; a command lists them first in its option table. */
+#define SELECTION_OPTIONS                                                                          \
+    {"pid", required_argument, NULL, 'p'}, {"tid", required_argument, NULL, 't'},                  \
+        {"cgroup", required_argument, NULL, 'c'}, {"comm", required_argument, NULL, 'n'},          \
+        {"state", required_argument, NULL, 's'}, {"since", required_argument, NULL, 'S'},          \
+    {                                                                                              \
+        "until", required_argument, NULL, 'U'                                                      \
+    }
+
+/* Their lines of a command's --help. */
+#define SELECTION_HELP                                                                             \
+    "  --pid PID              a process, all its threads\n"                                        \
+    "  --tid TID              one thread\n"                                                        \
+    "  --cgroup PATH          a cgroup v2 and those below it\n"                                    \
+    "  --comm NAME            threads of that name\n"                                              \
+    "  --state S|D|R|I        task state when it blocked\n"                                        \
+    "  --since DURATION|@T    start: back from now (60s, 5m) or a Unix time\n"                     \
+    "  --until DURATION|@T    end: back from now or a Unix time (default now)\n"
+
+/* Handles getopt_long's c if it is a selection option, putting it into
+ * params: returns EXIT_OK, or EXIT_USAGE after the one-line message; returns
+ * -ENOENT if c is not a selection option. */
+int selection_option(int c, const char *arg, json_t *params);
+
+/* " for pid 42 for state D", or " at all": what an empty answer was about. */
+void selection_describe(const json_t *params, char *buf, size_t size);
+
+#endif
