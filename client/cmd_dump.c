@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* offcpuctl dump: the off-CPU stacks of a selection, folded or as JSON. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "daemon_call.h"
 #include "duration.h"
 #include "macro.h"
+#include "pprof.h"
 #include "protocol.h"
 #include "render.h"
 #include "selection.h"
@@ -19,8 +22,10 @@ static void dump_usage(FILE *f)
                "Print off-CPU stacks as folded lines (value: microseconds).\n\n" SELECTION_HELP
                "  --min-total DURATION   drop stacks with less time than this\n"
                "  --group-by FIELDS      keep apart by pid,tid,state,cgroup\n"
-               "  --format folded|json   output format (default folded)\n"
-               "  --frame-detail         with json: each user frame's file, offset, build-id\n");
+               "  --format FORMAT        folded (default), json, or pprof (gzipped profile.proto\n"
+               "                         for go tool pprof; labels pid, tid, comm, state, cgroup)\n"
+               "  --frame-detail         with json: each user frame's file, offset, build-id\n"
+               "  -o, --output FILE      write to FILE instead of standard output\n");
 }
 
 static int parse_group_by(const char *arg, json_t *params)
@@ -38,8 +43,15 @@ static int parse_group_by(const char *arg, json_t *params)
     return EXIT_OK;
 }
 
+enum format { FORMAT_FOLDED, FORMAT_JSON, FORMAT_PPROF };
+
+struct dump_output {
+    enum format format;
+    const char *path; /* NULL: stdout */
+};
+
 /* The options of dump beyond the selection. */
-static int dump_option(int c, char **argv, json_t *params, bool *json_out)
+static int dump_option(int c, char **argv, json_t *params, struct dump_output *out)
 {
     uint64_t ns;
 
@@ -53,11 +65,16 @@ static int dump_option(int c, char **argv, json_t *params, bool *json_out)
         return parse_group_by(optarg, params);
     case 'f':
         if (strcmp(optarg, "json") == 0)
-            *json_out = true;
+            out->format = FORMAT_JSON;
         else if (strcmp(optarg, "folded") == 0)
-            *json_out = false;
+            out->format = FORMAT_FOLDED;
+        else if (strcmp(optarg, "pprof") == 0)
+            out->format = FORMAT_PPROF;
         else
-            return usage_error("invalid --format '%s' (folded or json)", optarg);
+            return usage_error("invalid --format '%s' (folded, json or pprof)", optarg);
+        return EXIT_OK;
+    case 'o':
+        out->path = optarg;
         return EXIT_OK;
     case 'F':
         json_object_set_new(params, "frame_detail", json_true());
@@ -67,14 +84,52 @@ static int dump_option(int c, char **argv, json_t *params, bool *json_out)
     }
 }
 
-static int print_dump(const json_t *reply, bool json_out)
+/* pprof wants every label and each frame's file: ask for them. */
+static void ask_for_pprof(json_t *params)
+{
+    json_t *fields = json_array();
+    _cleanup_free_ char *copy = strdup(PPROF_GROUP_BY);
+    char *save = NULL;
+
+    for (char *f = copy ? strtok_r(copy, ",", &save) : NULL; f; f = strtok_r(NULL, ",", &save))
+        json_array_append_new(fields, json_string(f));
+    json_object_set_new(params, "group_by", fields);
+    json_object_set_new(params, "frame_detail", json_true());
+}
+
+/* -o FILE: made only once there is something to put in it. */
+static int open_output(const struct dump_output *out)
+{
+    int fd;
+
+    if (!out->path)
+        return EXIT_OK;
+    fd = open(out->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return fail("cannot write %s: %s", out->path, strerror(errno));
+    fflush(stdout);
+    if (dup2(fd, STDOUT_FILENO) < 0) {
+        close(fd);
+        return fail("cannot write %s: %s", out->path, strerror(errno));
+    }
+    close(fd);
+    return EXIT_OK;
+}
+
+static int print_dump(const json_t *reply, const struct dump_output *out)
 {
     int n;
 
-    if (json_out)
+    switch (out->format) {
+    case FORMAT_JSON:
         return print_json(reply);
-    n = render_folded(stdout, reply);
-    return n < 0 ? fail("rendering: %s", strerror(-n)) : EXIT_OK;
+    case FORMAT_PPROF:
+        n = pprof_write(STDOUT_FILENO, reply);
+        return n < 0 ? fail("writing pprof: %s", strerror(-n)) : EXIT_OK;
+    default:
+        n = render_folded(stdout, reply);
+        return n < 0 ? fail("rendering: %s", strerror(-n)) : EXIT_OK;
+    }
 }
 
 int cmd_dump(const struct globals *g, int argc, char **argv)
@@ -85,31 +140,37 @@ int cmd_dump(const struct globals *g, int argc, char **argv)
         {"group-by", required_argument, NULL, 'g'},
         {"format", required_argument, NULL, 'f'},
         {"frame-detail", no_argument, NULL, 'F'},
+        {"output", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     json_auto_t *params = json_object();
     json_auto_t *reply = NULL;
-    bool json_out = g->json;
+    struct dump_output out = {.format = g->json ? FORMAT_JSON : FORMAT_FOLDED};
     char what[256];
     int c, r = EXIT_OK;
 
     optind = 1;
     opterr = 0;
-    while (r == EXIT_OK && (c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+    while (r == EXIT_OK && (c = getopt_long(argc, argv, ":o:", opts, NULL)) != -1) {
         if (c == 'h') {
             dump_usage(stdout);
             return EXIT_OK;
         }
         r = selection_option(c, optarg, params);
         if (r == -ENOENT)
-            r = dump_option(c, argv, params, &json_out);
+            r = dump_option(c, argv, params, &out);
     }
     if (r == EXIT_OK && optind < argc)
         r = usage_error("unexpected argument '%s'", argv[optind]);
     /* folded lines have nowhere to put it */
-    if (r == EXIT_OK && !json_out && json_object_get(params, "frame_detail"))
+    if (r == EXIT_OK && out.format == FORMAT_FOLDED && json_object_get(params, "frame_detail"))
         r = usage_error("--frame-detail needs --json or --format json");
+    /* a terminal would only show the binary as garbage */
+    if (r == EXIT_OK && out.format == FORMAT_PPROF && !out.path && isatty(STDOUT_FILENO))
+        r = usage_error("pprof output is binary: give -o FILE or redirect it");
+    if (out.format == FORMAT_PPROF)
+        ask_for_pprof(params);
     if (r == EXIT_OK)
         r = daemon_call(g, "io.offcpud.Dump", params, &reply);
     if (r != EXIT_OK)
@@ -118,5 +179,6 @@ int cmd_dump(const struct globals *g, int argc, char **argv)
         selection_describe(params, what, sizeof(what));
         return fail("no off-CPU data%s in that window", what);
     }
-    return finish_output(print_dump(reply, json_out));
+    r = open_output(&out);
+    return r != EXIT_OK ? r : finish_output(print_dump(reply, &out));
 }
