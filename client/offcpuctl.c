@@ -13,6 +13,7 @@
 static const struct command commands[] = {
     {"dump", cmd_dump, "print off-CPU stacks (folded, or --json)"},
     {"status", cmd_status, "show the daemon's health and figures"},
+    {"stuck", cmd_stuck, "tasks off-CPU right now for longer than --min (1s)"},
 };
 
 static void usage(FILE *f)

@@ -110,7 +110,7 @@ static const char *bytes_text(json_int_t v, char *buf, size_t size)
     return buf;
 }
 
-static const char *ns_text(json_int_t v, char *buf, size_t size)
+const char *render_ns(json_int_t v, char *buf, size_t size)
 {
     if (v < 1000000)
         snprintf(buf, size, "%.1fus", v / 1e3);
@@ -121,7 +121,7 @@ static const char *ns_text(json_int_t v, char *buf, size_t size)
     return buf;
 }
 
-static const char *time_text(json_int_t ns, char *buf, size_t size)
+const char *render_time(json_int_t ns, char *buf, size_t size)
 {
     time_t t = (time_t)(ns / 1000000000);
     struct tm tm;
@@ -186,11 +186,11 @@ int render_status(FILE *f, const json_t *st)
         else if (rows[i].kind == K_BYTES)
             bytes_text(json_integer_value(v), buf, sizeof(buf));
         else if (rows[i].kind == K_NS)
-            ns_text(json_integer_value(v), buf, sizeof(buf));
+            render_ns(json_integer_value(v), buf, sizeof(buf));
         else if (rows[i].kind == K_DURATION)
             duration_format((uint64_t)json_integer_value(v), buf, sizeof(buf));
         else if (rows[i].kind == K_TIME)
-            time_text(json_integer_value(v), buf, sizeof(buf));
+            render_time(json_integer_value(v), buf, sizeof(buf));
         else if (rows[i].kind == K_BOOL)
             text = json_is_true(v) ? "on" : "off";
         else if (rows[i].kind == K_PERCENT)

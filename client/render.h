@@ -12,6 +12,12 @@
  * "[state S]", "[cgroup PATH]". Returns the number of lines, or -errno. */
 int render_folded(FILE *f, const json_t *reply);
 
+/* A duration as people read it, to a tenth of its unit: "2.5ms", "47.2s". */
+const char *render_ns(json_int_t ns, char *buf, size_t size);
+
+/* A CLOCK_REALTIME time in ns as the local "YYYY-MM-DD HH:MM:SS". */
+const char *render_time(json_int_t ns, char *buf, size_t size);
+
 /* Status as aligned "name: value" lines. */
 int render_status(FILE *f, const json_t *status);
 

@@ -18,6 +18,7 @@
 #include "query.h"
 #include "ring_budget.h"
 #include "drain.h"
+#include "stuck.h"
 #include "varlink_service.h"
 #include "varlink_frame.h"
 
@@ -145,16 +146,34 @@ static json_t *parse_filters(struct daemon *d, json_t *params, struct query *q, 
     return parse_group_by(params, &q->group_by);
 }
 
-/* A cgroup asked for must exist now, or have been seen: it may be gone. */
-static bool cgroup_known(struct daemon *d, const char *rel, const struct query_result *res)
+static bool cgroup_exists(struct daemon *d, const char *rel)
 {
     char path[PATH_MAX];
     struct stat st;
 
-    if (res->n > 0)
-        return true;
     snprintf(path, sizeof(path), "%s%s", cgroups_mount(d->cgroups), rel);
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* A cgroup asked for must exist now, or have been seen: it may be gone. */
+static bool cgroup_known(struct daemon *d, const char *rel, const struct query_result *res)
+{
+    return res->n > 0 || cgroup_exists(d, rel);
+}
+
+static json_t *cgroup_not_found(json_t *params)
+{
+    return vl_error_new(
+        "io.offcpud.CgroupNotFound",
+        json_pack("{s:s}", "path", json_string_value(json_object_get(params, "cgroup"))));
+}
+
+/* Whose records a peer reads, and how: the same rules for every method. */
+static void query_access(struct daemon *d, const struct peer *peer, struct query *q)
+{
+    if (access_of(&d->access, peer) == ACCESS_OWN)
+        q->uid = peer->uid;
+    q->collapse_kernel = access_kernel_frames_hidden(peer);
 }
 
 static json_t *method_dump(void *userdata, const struct peer *peer, json_t *params)
@@ -174,9 +193,7 @@ static json_t *method_dump(void *userdata, const struct peer *peer, json_t *para
         return err;
     if (json_is_true(json_object_get(params, "frame_detail")))
         q.group_by |= QUERY_GROUP_WHERE;
-    if (access_of(&d->access, peer) == ACCESS_OWN)
-        q.uid = peer->uid;
-    q.collapse_kernel = access_kernel_frames_hidden(peer);
+    query_access(d, peer, &q);
 
     /* a window reaching now includes the generation still being collected:
      * the last milliseconds before a query are what an incident is about */
@@ -198,9 +215,7 @@ static json_t *method_dump(void *userdata, const struct peer *peer, json_t *para
     }
     if (q.cgroup && !cgroup_known(d, q.cgroup, &res)) {
         query_result_done(&res);
-        return vl_error_new(
-            "io.offcpud.CgroupNotFound",
-            json_pack("{s:s}", "path", json_string_value(json_object_get(params, "cgroup"))));
+        return cgroup_not_found(params);
     }
     stacks = json_array();
     for (size_t i = 0; i < res.n; i++)
@@ -211,6 +226,25 @@ static json_t *method_dump(void *userdata, const struct peer *peer, json_t *para
                        false);
     query_result_done(&res);
     return err;
+}
+
+static json_t *method_stuck(void *userdata, const struct peer *peer, json_t *params)
+{
+    struct daemon *d = userdata;
+    struct query q = {.uid = -1};
+    char cgroup[PATH_MAX];
+    json_int_t min_ns = NSEC_PER_SEC;
+    json_t *err = parse_filters(d, params, &q, cgroup, sizeof(cgroup));
+
+    if (err)
+        return err;
+    if (get_int(params, "min_ns", &min_ns) && min_ns < 0)
+        return vl_invalid_parameter("min_ns");
+    /* stuck is about now: a cgroup gone has no tasks to be stuck */
+    if (q.cgroup && !cgroup_exists(d, q.cgroup))
+        return cgroup_not_found(params);
+    query_access(d, peer, &q);
+    return stuck_reply(d, &q, (uint64_t)min_ns);
 }
 
 static json_t *collector_json(struct daemon *d)
@@ -253,10 +287,9 @@ static json_t *top_cgroups_json(const struct ring *r)
     json_t *a = json_array();
 
     for (size_t i = 0; i < n; i++)
-        json_array_append_new(a, json_pack("{s:s, s:I, s:I}", "cgroup",
-                                           intern_string_get(&r->intern, top[i].cgroup),
-                                           "bytes", (json_int_t)top[i].bytes, "records",
-                                           (json_int_t)top[i].records));
+        json_array_append_new(
+            a, json_pack("{s:s, s:I, s:I}", "cgroup", intern_string_get(&r->intern, top[i].cgroup),
+                         "bytes", (json_int_t)top[i].bytes, "records", (json_int_t)top[i].records));
     return a;
 }
 
@@ -316,11 +349,17 @@ static const struct vl_param dump_params[] = {
     {"frame_detail", VL_BOOL, false},
     {NULL, 0, false},
 };
+static const struct vl_param stuck_params[] = {
+    {"pid", VL_INT, false},     {"tid", VL_INT, false},      {"cgroup", VL_STRING, false},
+    {"comm", VL_STRING, false}, {"state", VL_STRING, false}, {"min_ns", VL_INT, false},
+    {NULL, 0, false},
+};
 static const struct vl_param no_params[] = {{NULL, 0, false}};
 
 static const struct vl_method methods[] = {
     {"io.offcpud.Dump", dump_params, ACCESS_OWN, method_dump},
     {"io.offcpud.Status", no_params, ACCESS_OWN, method_status},
+    {"io.offcpud.Stuck", stuck_params, ACCESS_OWN, method_stuck},
 };
 
 extern const char offcpud_interface_description[];

@@ -67,6 +67,11 @@ int collector_take_announcements(struct collector *c);
  * OFFCPU_UNWIND_STOP. Until it is set, the stacks walked there are not reused. */
 int collector_set_unwind_rule(struct collector *c, const struct offcpu_announce *a, int32_t rule);
 
+/* Tasks off-CPU now for at least min_ns: a descriptor to read struct
+ * offcpu_blocked records from, each a task's switch-out and its stacks.
+ * -EOPNOTSUPP under raw_tp, which keeps no task storage to walk. */
+int collector_open_blocked(struct collector *c, uint64_t min_ns);
+
 /* What the BPF side counted (summed over CPUs), by name: every event and
  * every loss. */
 enum collector_counter_kind {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool in_cgroup(const char *path, const char *want)
+bool query_in_cgroup(const char *path, const char *want)
 {
     size_t n = strlen(want);
 
@@ -26,7 +26,7 @@ static bool record_matches(const struct ring *r, const struct query *q, const st
     if (q->comm && strcmp(intern_string_get(&r->intern, rec->comm), q->comm) != 0)
         return false;
     if (q->cgroup &&
-        (!rec->cgroup || !in_cgroup(intern_string_get(&r->intern, rec->cgroup), q->cgroup)))
+        (!rec->cgroup || !query_in_cgroup(intern_string_get(&r->intern, rec->cgroup), q->cgroup)))
         return false;
     return true;
 }

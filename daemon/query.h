@@ -48,6 +48,9 @@ struct query_result {
     int64_t start_ns, end_ns; /* what the chosen snapshots cover */
 };
 
+/* Is the cgroup at path want, or below it? */
+bool query_in_cgroup(const char *path, const char *want);
+
 int query_run(const struct ring *r, const struct query *q, struct query_result *res);
 void query_result_done(struct query_result *res);
 
