@@ -8,5 +8,6 @@
 int cmd_dump(const struct globals *g, int argc, char **argv);
 int cmd_status(const struct globals *g, int argc, char **argv);
 int cmd_stuck(const struct globals *g, int argc, char **argv);
+int cmd_top(const struct globals *g, int argc, char **argv);
 
 #endif

@@ -14,6 +14,7 @@ static const struct command commands[] = {
     {"dump", cmd_dump, "print off-CPU stacks (folded, or --json)"},
     {"status", cmd_status, "show the daemon's health and figures"},
     {"stuck", cmd_stuck, "tasks off-CPU right now for longer than --min (1s)"},
+    {"top", cmd_top, "who was off-CPU most, per state (--watch refreshes)"},
 };
 
 static void usage(FILE *f)

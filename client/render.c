@@ -2,6 +2,7 @@
 #include "render.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -32,7 +33,9 @@ static void put_frames(FILE *f, const json_t *frames)
     }
 }
 
-static char *folded_line(const json_t *stack)
+/* comm;user...;-;kernel..., with the grouped fields after comm and the value
+ * at the end for a folded line; without, the stack alone. */
+static char *folded_text(const json_t *stack, bool line)
 {
     char *text = NULL;
     size_t size = 0;
@@ -42,13 +45,13 @@ static char *folded_line(const json_t *stack)
     if (!f)
         return NULL;
     put_frame(f, json_string_value(json_object_get(stack, "comm")) ?: "?");
-    if ((v = json_object_get(stack, "pid")) && json_is_integer(v))
+    if (line && (v = json_object_get(stack, "pid")) && json_is_integer(v))
         fprintf(f, ";[pid %lld]", (long long)json_integer_value(v));
-    if ((v = json_object_get(stack, "tid")) && json_is_integer(v))
+    if (line && (v = json_object_get(stack, "tid")) && json_is_integer(v))
         fprintf(f, ";[tid %lld]", (long long)json_integer_value(v));
-    if ((v = json_object_get(stack, "state")) && json_is_string(v))
+    if (line && (v = json_object_get(stack, "state")) && json_is_string(v))
         fprintf(f, ";[state %s]", json_string_value(v));
-    if ((v = json_object_get(stack, "cgroup")) && json_is_string(v)) {
+    if (line && (v = json_object_get(stack, "cgroup")) && json_is_string(v)) {
         fputs(";[cgroup ", f);
         put_frame(f, json_string_value(v));
         fputc(']', f);
@@ -57,13 +60,19 @@ static char *folded_line(const json_t *stack)
     fputs(";-", f);
     put_frames(f, json_object_get(stack, "kernel"));
     /* microseconds, rounded: the unit flame graph tools expect from offcputime */
-    fprintf(f, " %lld",
-            (long long)((json_integer_value(json_object_get(stack, "total_ns")) + 500) / 1000));
+    if (line)
+        fprintf(f, " %lld",
+                (long long)((json_integer_value(json_object_get(stack, "total_ns")) + 500) / 1000));
     if (fclose(f) != 0) {
         free(text);
         return NULL;
     }
     return text;
+}
+
+char *render_stack(const json_t *stack)
+{
+    return folded_text(stack, false);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -81,7 +90,7 @@ int render_folded(FILE *f, const json_t *reply)
     if (!lines)
         return -ENOMEM;
     for (i = 0; i < n; i++) {
-        lines[i] = folded_line(json_array_get(stacks, i));
+        lines[i] = folded_text(json_array_get(stacks, i), true);
         if (!lines[i])
             r = -ENOMEM;
     }

@@ -18,6 +18,10 @@ const char *render_ns(json_int_t ns, char *buf, size_t size);
 /* A CLOCK_REALTIME time in ns as the local "YYYY-MM-DD HH:MM:SS". */
 const char *render_time(json_int_t ns, char *buf, size_t size);
 
+/* A stack of a reply as "comm;user-root;...;-;...;kernel-leaf" (malloc'd;
+ * NULL when out of memory): what tells stacks apart, for people. */
+char *render_stack(const json_t *stack);
+
 /* Status as aligned "name: value" lines. */
 int render_status(FILE *f, const json_t *status);
 

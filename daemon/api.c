@@ -62,10 +62,13 @@ static json_t *frames_json(const struct intern *in, uint32_t stack)
 
 static json_t *row_json(const struct intern *in, const struct query_row *row, unsigned group_by)
 {
-    json_t *o =
-        json_pack("{s:s, s:o, s:o, s:I, s:I}", "comm", intern_string_get(in, row->comm), "user",
-                  frames_json(in, row->ustack), "kernel", frames_json(in, row->kstack), "total_ns",
-                  (json_int_t)row->total_ns, "count", (json_int_t)row->count);
+    json_t *o = json_pack("{s:s, s:I, s:I}", "comm", intern_string_get(in, row->comm), "total_ns",
+                          (json_int_t)row->total_ns, "count", (json_int_t)row->count);
+
+    if (!(group_by & QUERY_MERGE_STACKS)) {
+        json_object_set_new(o, "user", frames_json(in, row->ustack));
+        json_object_set_new(o, "kernel", frames_json(in, row->kstack));
+    }
 
     if (group_by & GROUP_BY_PID)
         json_object_set_new(o, "pid", json_integer(row->pid));
@@ -176,56 +179,86 @@ static void query_access(struct daemon *d, const struct peer *peer, struct query
     q->collapse_kernel = access_kernel_frames_hidden(peer);
 }
 
+/* Runs the query params ask for, as peer may see it: NULL and *res filled,
+ * or the error to reply. extra_group_by: what the method adds to group_by. */
+static json_t *run_query(struct daemon *d, const struct peer *peer, json_t *params,
+                         unsigned extra_group_by, struct query *q, struct query_result *res)
+{
+    char cgroup[PATH_MAX];
+    int64_t now = clock_ns(CLOCK_REALTIME);
+    json_t *err;
+    int r;
+
+    err = parse_window(params, now, q);
+    if (!err)
+        err = parse_filters(d, params, q, cgroup, sizeof(cgroup));
+    if (err)
+        return err;
+    q->group_by |= extra_group_by;
+    query_access(d, peer, q);
+
+    /* a window reaching now includes the generation still being collected:
+     * the last milliseconds before a query are what an incident is about */
+    if (q->end_ns >= now)
+        drain_catch_up(d);
+
+    r = query_run(&d->ring, q, res);
+    if (r < 0)
+        return vl_error_new("io.offcpud.InvalidRequest",
+                            json_pack("{s:s}", "reason", "out of memory running the query"));
+    if (res->withheld) {
+        log_notice("uid %u (pid %d) asked for pid %" PRId64 " tid %" PRId64
+                   " cgroup %s: %zu records of other users withheld",
+                   peer->uid, peer->pid, q->pid, q->tid, q->cgroup ?: "any", res->withheld);
+        if (!res->n) {
+            query_result_done(res);
+            return vl_error_new("org.varlink.service.PermissionDenied", NULL);
+        }
+    }
+    if (q->cgroup && !cgroup_known(d, q->cgroup, res)) {
+        query_result_done(res);
+        return cgroup_not_found(params);
+    }
+    q->cgroup = NULL; /* it pointed at this frame's buffer */
+    return NULL;
+}
+
+/* The reply of a query: its window and its rows under name. */
+static json_t *query_reply(struct daemon *d, const struct query *q, struct query_result *res,
+                           const char *name)
+{
+    json_t *rows = json_array(), *reply;
+
+    for (size_t i = 0; i < res->n; i++)
+        json_array_append_new(rows, row_json(&d->ring.intern, &res->rows[i], q->group_by));
+    reply = vl_reply_new(json_pack("{s:I, s:I, s:I, s:o}", "start_ns", (json_int_t)res->start_ns,
+                                   "end_ns", (json_int_t)res->end_ns, "snapshots",
+                                   (json_int_t)res->snapshots, name, rows),
+                         false);
+    query_result_done(res);
+    return reply;
+}
+
 static json_t *method_dump(void *userdata, const struct peer *peer, json_t *params)
 {
     struct daemon *d = userdata;
     struct query q = {.uid = -1};
     struct query_result res;
-    char cgroup[PATH_MAX];
-    int64_t now = clock_ns(CLOCK_REALTIME);
-    json_t *err, *stacks;
-    int r;
+    bool detail = json_is_true(json_object_get(params, "frame_detail"));
+    json_t *err = run_query(d, peer, params, detail ? QUERY_GROUP_WHERE : 0, &q, &res);
 
-    err = parse_window(params, now, &q);
-    if (!err)
-        err = parse_filters(d, params, &q, cgroup, sizeof(cgroup));
-    if (err)
-        return err;
-    if (json_is_true(json_object_get(params, "frame_detail")))
-        q.group_by |= QUERY_GROUP_WHERE;
-    query_access(d, peer, &q);
+    return err ?: query_reply(d, &q, &res, "stacks");
+}
 
-    /* a window reaching now includes the generation still being collected:
-     * the last milliseconds before a query are what an incident is about */
-    if (q.end_ns >= now)
-        drain_catch_up(d);
+/* Dump without stacks: who was off-CPU, for offcpuctl top. */
+static json_t *method_top(void *userdata, const struct peer *peer, json_t *params)
+{
+    struct daemon *d = userdata;
+    struct query q = {.uid = -1};
+    struct query_result res;
+    json_t *err = run_query(d, peer, params, QUERY_MERGE_STACKS, &q, &res);
 
-    r = query_run(&d->ring, &q, &res);
-    if (r < 0)
-        return vl_error_new("io.offcpud.InvalidRequest",
-                            json_pack("{s:s}", "reason", "out of memory running the query"));
-    if (res.withheld) {
-        log_notice("uid %u (pid %d) asked for pid %" PRId64 " tid %" PRId64
-                   " cgroup %s: %zu records of other users withheld",
-                   peer->uid, peer->pid, q.pid, q.tid, q.cgroup ?: "any", res.withheld);
-        if (!res.n) {
-            query_result_done(&res);
-            return vl_error_new("org.varlink.service.PermissionDenied", NULL);
-        }
-    }
-    if (q.cgroup && !cgroup_known(d, q.cgroup, &res)) {
-        query_result_done(&res);
-        return cgroup_not_found(params);
-    }
-    stacks = json_array();
-    for (size_t i = 0; i < res.n; i++)
-        json_array_append_new(stacks, row_json(&d->ring.intern, &res.rows[i], q.group_by));
-    err = vl_reply_new(json_pack("{s:I, s:I, s:I, s:o}", "start_ns", (json_int_t)res.start_ns,
-                                 "end_ns", (json_int_t)res.end_ns, "snapshots",
-                                 (json_int_t)res.snapshots, "stacks", stacks),
-                       false);
-    query_result_done(&res);
-    return err;
+    return err ?: query_reply(d, &q, &res, "rows");
 }
 
 static json_t *method_stuck(void *userdata, const struct peer *peer, json_t *params)
@@ -349,6 +382,19 @@ static const struct vl_param dump_params[] = {
     {"frame_detail", VL_BOOL, false},
     {NULL, 0, false},
 };
+static const struct vl_param top_params[] = {
+    {"pid", VL_INT, false},
+    {"tid", VL_INT, false},
+    {"cgroup", VL_STRING, false},
+    {"comm", VL_STRING, false},
+    {"state", VL_STRING, false},
+    {"since_ns", VL_INT, false},
+    {"until_ns", VL_INT, false},
+    {"start_ns", VL_INT, false},
+    {"end_ns", VL_INT, false},
+    {"group_by", VL_STRING_ARRAY, false},
+    {NULL, 0, false},
+};
 static const struct vl_param stuck_params[] = {
     {"pid", VL_INT, false},     {"tid", VL_INT, false},      {"cgroup", VL_STRING, false},
     {"comm", VL_STRING, false}, {"state", VL_STRING, false}, {"min_ns", VL_INT, false},
@@ -360,6 +406,7 @@ static const struct vl_method methods[] = {
     {"io.offcpud.Dump", dump_params, ACCESS_OWN, method_dump},
     {"io.offcpud.Status", no_params, ACCESS_OWN, method_status},
     {"io.offcpud.Stuck", stuck_params, ACCESS_OWN, method_stuck},
+    {"io.offcpud.Top", top_params, ACCESS_OWN, method_top},
 };
 
 extern const char offcpud_interface_description[];

@@ -37,8 +37,10 @@ static void row_from_record(struct query_row *row, const struct record *rec, con
 
     *row = (struct query_row){
         .comm = rec->comm,
-        .ustack = rec->ustack,
-        .kstack = q->collapse_kernel && rec->kstack ? QUERY_KERNEL_COLLAPSED : rec->kstack,
+        .ustack = group_by & QUERY_MERGE_STACKS ? 0 : rec->ustack,
+        .kstack = group_by & QUERY_MERGE_STACKS       ? 0
+                  : q->collapse_kernel && rec->kstack ? QUERY_KERNEL_COLLAPSED
+                                                      : rec->kstack,
         .cgroup = group_by & GROUP_BY_CGROUP ? rec->cgroup : 0,
         .uwhere = group_by & QUERY_GROUP_WHERE ? rec->uwhere : 0,
         .pid = group_by & GROUP_BY_PID ? rec->tgid : 0,

@@ -12,7 +12,8 @@
 
 /* group_by holds the protocol's fields (enum group_by_field) and: */
 enum {
-    QUERY_GROUP_WHERE = 1u << 4, /* stacks whose frames lie elsewhere stay apart */
+    QUERY_GROUP_WHERE = 1u << 4,  /* stacks whose frames lie elsewhere stay apart */
+    QUERY_MERGE_STACKS = 1u << 5, /* rows differ by comm and the grouped fields only */
 };
 
 struct query {
