@@ -32,3 +32,20 @@ const char *cgroup_unit(const char *cgroup, char *buf, size_t size)
     buf[0] = '\0';
     return buf;
 }
+
+bool unit_name_valid(const char *name)
+{
+    char buf[256];
+
+    return !strchr(name, '/') && strcmp(cgroup_unit(name, buf, sizeof(buf)), name) == 0;
+}
+
+bool cgroup_in_unit(const char *path, const char *unit)
+{
+    size_t n = strlen(unit);
+
+    for (const char *p = strstr(path, unit); p; p = strstr(p + 1, unit))
+        if (p > path && p[-1] == '/' && (p[n] == '\0' || p[n] == '/'))
+            return true;
+    return false;
+}

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup_unit.h"
 #include "daemon.h"
 #include "frame_detail.h"
 #include "log.h"
@@ -19,6 +20,7 @@
 #include "ring_budget.h"
 #include "drain.h"
 #include "stuck.h"
+#include "units.h"
 #include "varlink_service.h"
 #include "varlink_frame.h"
 
@@ -138,6 +140,12 @@ static json_t *parse_filters(struct daemon *d, json_t *params, struct query *q, 
             return vl_invalid_parameter("state");
         q->state = s[0];
     }
+    s = json_string_value(json_object_get(params, "unit"));
+    if (s) {
+        if (!unit_name_valid(s))
+            return vl_invalid_parameter("unit");
+        q->unit = s;
+    }
     s = json_string_value(json_object_get(params, "cgroup"));
     if (s) {
         if (!d->cgroups)
@@ -219,6 +227,17 @@ static json_t *run_query(struct daemon *d, const struct peer *peer, json_t *para
         query_result_done(res);
         return cgroup_not_found(params);
     }
+    if (q->unit && !res->n && (err = unit_unseen_error(d, q->unit))) {
+        query_result_done(res);
+        return err;
+    }
+    /* a snapshot is in the window when its end is: none can be before the oldest's */
+    if (!res->snapshots && d->ring.n && q->end_ns < d->ring.snaps[0]->end_ns) {
+        query_result_done(res);
+        return vl_error_new(
+            "io.offcpud.WindowNotRetained",
+            json_pack("{s:I}", "oldest_ns", (json_int_t)d->ring.snaps[0]->start_ns));
+    }
     q->cgroup = NULL; /* it pointed at this frame's buffer */
     return NULL;
 }
@@ -276,6 +295,8 @@ static json_t *method_stuck(void *userdata, const struct peer *peer, json_t *par
     /* stuck is about now: a cgroup gone has no tasks to be stuck */
     if (q.cgroup && !cgroup_exists(d, q.cgroup))
         return cgroup_not_found(params);
+    if (q.unit && (err = unit_unseen_error(d, q.unit)))
+        return err;
     query_access(d, peer, &q);
     return stuck_reply(d, &q, (uint64_t)min_ns);
 }
@@ -368,24 +389,19 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
 }
 
 static const struct vl_param dump_params[] = {
-    {"pid", VL_INT, false},
-    {"tid", VL_INT, false},
-    {"cgroup", VL_STRING, false},
-    {"comm", VL_STRING, false},
-    {"state", VL_STRING, false},
-    {"since_ns", VL_INT, false},
-    {"until_ns", VL_INT, false},
-    {"start_ns", VL_INT, false},
-    {"end_ns", VL_INT, false},
-    {"min_total_ns", VL_INT, false},
-    {"group_by", VL_STRING_ARRAY, false},
-    {"frame_detail", VL_BOOL, false},
-    {NULL, 0, false},
+    {"pid", VL_INT, false},           {"tid", VL_INT, false},
+    {"cgroup", VL_STRING, false},     {"unit", VL_STRING, false},
+    {"comm", VL_STRING, false},       {"state", VL_STRING, false},
+    {"since_ns", VL_INT, false},      {"until_ns", VL_INT, false},
+    {"start_ns", VL_INT, false},      {"end_ns", VL_INT, false},
+    {"min_total_ns", VL_INT, false},  {"group_by", VL_STRING_ARRAY, false},
+    {"frame_detail", VL_BOOL, false}, {NULL, 0, false},
 };
 static const struct vl_param top_params[] = {
     {"pid", VL_INT, false},
     {"tid", VL_INT, false},
     {"cgroup", VL_STRING, false},
+    {"unit", VL_STRING, false},
     {"comm", VL_STRING, false},
     {"state", VL_STRING, false},
     {"since_ns", VL_INT, false},
@@ -396,9 +412,9 @@ static const struct vl_param top_params[] = {
     {NULL, 0, false},
 };
 static const struct vl_param stuck_params[] = {
-    {"pid", VL_INT, false},     {"tid", VL_INT, false},      {"cgroup", VL_STRING, false},
-    {"comm", VL_STRING, false}, {"state", VL_STRING, false}, {"min_ns", VL_INT, false},
-    {NULL, 0, false},
+    {"pid", VL_INT, false},     {"tid", VL_INT, false},     {"cgroup", VL_STRING, false},
+    {"unit", VL_STRING, false}, {"comm", VL_STRING, false}, {"state", VL_STRING, false},
+    {"min_ns", VL_INT, false},  {NULL, 0, false},
 };
 static const struct vl_param no_params[] = {{NULL, 0, false}};
 

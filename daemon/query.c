@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "query.h"
 #include "array.h"
+#include "cgroup_unit.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -27,6 +28,9 @@ static bool record_matches(const struct ring *r, const struct query *q, const st
         return false;
     if (q->cgroup &&
         (!rec->cgroup || !query_in_cgroup(intern_string_get(&r->intern, rec->cgroup), q->cgroup)))
+        return false;
+    if (q->unit &&
+        (!rec->cgroup || !cgroup_in_unit(intern_string_get(&r->intern, rec->cgroup), q->unit)))
         return false;
     return true;
 }

@@ -21,6 +21,7 @@ struct query {
     int64_t end_ns;
     int64_t pid, tid;   /* < 0: any */
     const char *cgroup; /* normalized path: that cgroup and those below it */
+    const char *unit;   /* a systemd unit: cgroups with a component of that name */
     const char *comm;
     char state; /* 0: any */
     uint64_t min_total_ns;

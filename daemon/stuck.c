@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "cgroup_unit.h"
 #include "clock.h"
 #include "log.h"
 #include "macro.h"
@@ -35,11 +36,12 @@ static bool selected(struct daemon *d, const struct query *q, const struct offcp
         return false;
     if (q->comm && strncmp(b->comm, q->comm, sizeof(b->comm)) != 0)
         return false;
-    if (q->cgroup &&
-        (!d->cgroups || cgroups_path(d->cgroups, b->cgroup_id, path, sizeof(path)) < 0 ||
-         !query_in_cgroup(path, q->cgroup)))
+    if (!q->cgroup && !q->unit)
+        return true;
+    if (!d->cgroups || cgroups_path(d->cgroups, b->cgroup_id, path, sizeof(path)) < 0)
         return false;
-    return true;
+    return (!q->cgroup || query_in_cgroup(path, q->cgroup)) &&
+           (!q->unit || cgroup_in_unit(path, q->unit));
 }
 
 /* Keeps b; when the list is full, in place of its most recently blocked
