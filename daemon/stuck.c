@@ -166,6 +166,9 @@ json_t *stuck_reply(struct daemon *d, const struct query *q, uint64_t min_ns)
     if (!d->collector || !d->sym)
         return vl_error_new("io.offcpud.NotSupported",
                             json_pack("{s:s}", "reason", "no collector is running"));
+    /* a task in a cgroup made since the last drain: its id is new */
+    if (d->cgroups)
+        cgroups_begin_pass(d->cgroups);
     r = read_blocked(d, q, min_ns, &l);
     if (r == -EOPNOTSUPP) {
         free(l.tasks);
