@@ -27,7 +27,7 @@
     "  --cgroup PATH          a cgroup v2 and those below it\n"                                    \
     "  --unit NAME            a systemd unit's cgroups, across restarts (.service if no suffix)\n" \
     "  --comm NAME            threads of that name\n"                                              \
-    "  --state S|D|R|I        task state when it blocked\n"                                        \
+    "  --state S|D|R|I|T|t    task state when it blocked (see offcpuctl --help)\n"                 \
     "  --since DURATION|@T    start: back from now (60s, 5m) or a Unix time\n"                     \
     "  --until DURATION|@T    end: back from now or a Unix time (default now)\n"
 
