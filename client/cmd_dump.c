@@ -23,7 +23,8 @@ static void dump_usage(FILE *f)
                "  --min-total DURATION   drop stacks with less time than this\n"
                "  --group-by FIELDS      keep apart by pid,tid,state,cgroup\n"
                "  --format FORMAT        folded (default), json, or pprof (gzipped profile.proto\n"
-               "                         for go tool pprof; labels pid, tid, comm, state, cgroup)\n"
+               "                         for go tool pprof; labels comm and the --group-by\n"
+               "                         fields, by default pid, tid, state, cgroup)\n"
                "  --frame-detail         with json: each user frame's file, offset, build-id\n"
                "  -o, --output FILE      write to FILE instead of standard output\n");
 }
@@ -84,17 +85,21 @@ static int dump_option(int c, char **argv, json_t *params, struct dump_output *o
     }
 }
 
-/* pprof wants every label and each frame's file: ask for them. */
+/* pprof wants each frame's file, and labels: those of --group-by, or all
+ * (fewer labels keep a whole machine's long window small). */
 static void ask_for_pprof(json_t *params)
 {
-    json_t *fields = json_array();
     _cleanup_free_ char *copy = strdup(PPROF_GROUP_BY);
     char *save = NULL;
+    json_t *fields;
 
+    json_object_set_new(params, "frame_detail", json_true());
+    if (json_object_get(params, "group_by"))
+        return;
+    fields = json_array();
     for (char *f = copy ? strtok_r(copy, ",", &save) : NULL; f; f = strtok_r(NULL, ",", &save))
         json_array_append_new(fields, json_string(f));
     json_object_set_new(params, "group_by", fields);
-    json_object_set_new(params, "frame_detail", json_true());
 }
 
 /* -o FILE: made only once there is something to put in it. */

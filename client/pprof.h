@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The fields a Dump must be grouped by for every label to be set. */
+/* The fields a Dump is grouped by for every label to be set. */
 #define PPROF_GROUP_BY "pid,tid,state,cgroup"
 
 /* The reply (asked with frame_detail, grouped by PPROF_GROUP_BY) as an

@@ -117,3 +117,12 @@ def test_bad_output_path_and_format(daemon, tmp_path):
     assert "No such file or directory" in res.stderr, res.stderr
     res = daemon.ctl("dump", "--format", "protobuf", check=False)
     assert res.returncode == 2 and "pprof" in res.stderr, res.stderr
+
+
+def test_group_by_chooses_the_labels(daemon, profile, tmp_path):
+    truth, _, _ = profile
+    path = tmp_path / "by-state.pb.gz"
+    daemon.ctl("dump", "--pid", str(truth["pid"]), "--since", "60s", "--format", "pprof",
+               "--group-by", "state", "-o", str(path))
+    labels = {k for labels, _, _ in traces(path) for k in labels}
+    assert labels == {"comm", "state"}, labels
