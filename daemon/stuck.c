@@ -188,7 +188,8 @@ json_t *stuck_reply(struct daemon *d, const struct query *q, uint64_t min_ns)
     }
     now_mono = clock_ns(CLOCK_MONOTONIC);
     now_real = clock_ns(CLOCK_REALTIME);
-    qsort(l.tasks, l.n, sizeof(*l.tasks), by_since);
+    if (l.n)
+        qsort(l.tasks, l.n, sizeof(*l.tasks), by_since);
     symbolizer_begin_pass(d->sym);
     tasks = json_array();
     for (size_t i = 0; i < l.n; i++)
