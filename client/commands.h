@@ -7,5 +7,6 @@
 
 int cmd_dump(const struct globals *g, int argc, char **argv);
 int cmd_status(const struct globals *g, int argc, char **argv);
+int cmd_flamegraph(const struct globals *g, int argc, char **argv);
 
 #endif
