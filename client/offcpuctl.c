@@ -14,6 +14,8 @@ static const struct command commands[] = {
     {"dump", cmd_dump, "print off-CPU stacks (folded, or --json)"},
     {"status", cmd_status, "show the daemon's health and figures"},
     {"flamegraph", cmd_flamegraph, "draw off-CPU stacks as an interactive SVG flame graph"},
+    {"timeline", cmd_timeline, "show off-CPU time per interval and state: when a stall began"},
+    {"diff", cmd_diff, "compare two windows: what grew, what shrank (per second)"},
 };
 
 static void usage(FILE *f)

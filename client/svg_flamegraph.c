@@ -154,9 +154,11 @@ static void put_box(const struct drawing *d, const struct flame_box *b)
     fputs("</g>\n", d->f);
 }
 
+/* The largest change of a frame's rate but the root's (which sums every
+ * change): the reddest and the bluest frames are those that changed most. */
 static void diff_scale(struct drawing *d, const struct flame_layout *l)
 {
-    for (size_t i = 0; i < l->n; i++) {
+    for (size_t i = 1; i < l->n; i++) {
         double delta = fabs(rate(d, &l->boxes[i], FLAME_NOW) - rate(d, &l->boxes[i], FLAME_BEFORE));
 
         if (delta > d->max_delta)
