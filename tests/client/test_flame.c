@@ -49,7 +49,7 @@ static const struct flame_box *merged_box(const struct flame_layout *l)
 static void check_order_and_merging(void)
 {
     /* added out of name order, "c" twice: it merges */
-    static const char *const stacks[] = {"c=20", "e=5", "b=60", "d=5", "c=10"};
+    static const char *const stacks[] = {"b=60", "e=5", "c=20", "d=5", "c=10"};
     json_t *r = reply(stacks, 5);
     struct flame_tree t;
     struct flame_layout l;
