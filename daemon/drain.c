@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "state_dir.h"
 #include "ring_budget.h"
 #include "macro.h"
 
@@ -33,6 +34,8 @@ int drain_run(struct daemon *d)
         snapshot_free(&d->ring.intern, snap);
         return log_error_errno(r, "keeping a snapshot: %s", strerror(-r));
     }
+    /* the newest stays in the ring, whatever the push evicted */
+    state_dir_journal(d, snap);
     /* when the generation now collecting began: a drain can take long (the
      * first reads kallsyms), and all that time belongs to the next one */
     d->last_drain_mono_ns = t0;
