@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
 #include "fnv.h"
 
 struct disk_record {
@@ -83,41 +82,73 @@ bool codec_take(struct codec_reader *rd, void *out, size_t len)
     return true;
 }
 
+struct id_pair {
+    uint32_t from, to;
+};
+
+/* The pair for from, or the empty one where it would go (cap > n). */
+static struct id_pair *map_slot(const struct id_map *m, uint32_t from)
+{
+    size_t mask = m->cap - 1;
+
+    for (size_t i = (from * 2654435761u) & mask;; i = (i + 1) & mask)
+        if (m->pairs[i].from == from || m->pairs[i].from == 0)
+            return &m->pairs[i];
+}
+
+static int map_grow(struct id_map *m)
+{
+    struct id_map bigger = {.cap = m->cap ? 2 * m->cap : 1024, .n = m->n};
+
+    bigger.pairs = calloc(bigger.cap, sizeof(*bigger.pairs));
+    if (!bigger.pairs)
+        return -ENOMEM;
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->pairs[i].from)
+            *map_slot(&bigger, m->pairs[i].from) = m->pairs[i];
+    free(m->pairs);
+    m->pairs = bigger.pairs;
+    m->cap = bigger.cap;
+    return 0;
+}
+
+static void unref(struct intern *in, uint32_t id, bool strings)
+{
+    if (strings)
+        intern_string_unref(in, id);
+    else
+        intern_stack_unref(in, id);
+}
+
 static bool map_set(struct intern *in, struct id_map *m, uint32_t from, uint32_t to, bool strings)
 {
-    size_t old = m->cap;
+    struct id_pair *p;
 
-    if (from == 0 || from > (1u << 28))
-        return false; /* id 0, or absurd */
-    if (array_reserve(&m->to, &m->cap, (size_t)from + 1, sizeof(*m->to), 1024) < 0)
+    if (from == 0 || ((m->n + 1) * 2 > m->cap && map_grow(m) < 0))
         return false;
-    memset(m->to + old, 0, (m->cap - old) * sizeof(*m->to));
-    if (m->to[from] && !m->redefine)
+    p = map_slot(m, from);
+    if (p->from && !m->redefine)
         return false; /* defined twice */
-    if (strings)
-        intern_string_unref(in, m->to[from]);
+    if (p->from)
+        unref(in, p->to, strings);
     else
-        intern_stack_unref(in, m->to[from]);
-    m->to[from] = to;
+        m->n++;
+    *p = (struct id_pair){from, to};
     return true;
 }
 
 static uint32_t map_get(const struct id_map *m, uint32_t from)
 {
-    return from < m->cap ? m->to[from] : 0;
+    return from && m->cap ? map_slot(m, from)->to : 0;
 }
 
 void id_map_done(struct intern *in, struct id_map *m, bool strings)
 {
-    for (size_t i = 0; i < m->cap; i++) {
-        if (strings)
-            intern_string_unref(in, m->to[i]);
-        else
-            intern_stack_unref(in, m->to[i]);
-    }
-    free(m->to);
-    m->to = NULL;
-    m->cap = 0;
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->pairs[i].from)
+            unref(in, m->pairs[i].to, strings);
+    free(m->pairs);
+    *m = (struct id_map){0};
 }
 
 int codec_read_strings(struct codec_reader *rd, uint32_t n, struct intern *in,

@@ -41,11 +41,13 @@ struct codec_reader {
 
 bool codec_take(struct codec_reader *rd, void *out, size_t len);
 
-/* Ids in the bytes to ids in this daemon's tables, each holding a reference. */
+/* Ids in the bytes to ids in this daemon's tables, each holding a reference.
+ * Hashed, not indexed: the memory it takes follows what the bytes define,
+ * not how large an id they name. */
 struct id_map {
-    uint32_t *to; /* indexed by the bytes' id; 0: not defined */
-    size_t cap;
-    bool redefine; /* an id may be defined again (the journal: ids are reused) */
+    struct id_pair *pairs; /* open addressing; from 0: empty */
+    size_t cap, n;         /* cap: 0 or a power of two */
+    bool redefine;         /* an id may be defined again (the journal: ids are reused) */
 };
 
 /* Drop the map's references: what no snapshot uses goes. */
