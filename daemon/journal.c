@@ -7,15 +7,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zlib.h>
+
 #include "array.h"
 #include "fnv.h"
+#include "macro.h"
 #include "snapshot_codec.h"
 
 #define MAGIC           "OFFCPUDJ"
 #define VERSION         1u
 #define BYTE_ORDER_MARK 0x01020304u
-/* u32 payload length, u64 checksum */
-#define RECORD_HEAD 12
+/* u32 stored length, u32 length uncompressed (0: stored as is), u64 checksum */
+#define RECORD_HEAD 16
+/* Smaller payloads are stored as they are: too little to gain. */
+#define COMPRESS_FROM 512
+/* What one record may inflate to: more than deflate ever makes of it (its
+ * best is about 1:1032), or more than any payload is, is a corrupt length. */
+#define MAX_RATIO 1040u
+#define MAX_RAW   (1u << 30)
 
 struct journal_definition {
     uint32_t id;
@@ -140,35 +149,54 @@ static void write_payload(struct codec_writer *cw, const struct journal_writer *
     codec_put_snapshot(cw, s);
 }
 
+/* The record of a payload: deflated (fast level) where that saves room. A
+ * stack explosion's new stacks are mostly the same few frame ids over and
+ * over; they shrink about five times, and so does the disk's load. */
+static int seal(const char *payload, size_t len, char **ret, size_t *ret_len)
+{
+    uLongf stored = compressBound(len);
+    char *rec = malloc(RECORD_HEAD + (stored > len ? stored : len));
+    uint32_t stored32, raw32 = len;
+    uint64_t hash;
+
+    if (!rec)
+        return -ENOMEM;
+    if (len < COMPRESS_FROM ||
+        compress2((Bytef *)rec + RECORD_HEAD, &stored, (const Bytef *)payload, len, 1) != Z_OK ||
+        stored >= len) {
+        memcpy(rec + RECORD_HEAD, payload, len);
+        stored = len;
+        raw32 = 0;
+    }
+    stored32 = stored;
+    hash = fnv1a(FNV1A_INIT, rec + RECORD_HEAD, stored);
+    memcpy(rec, &stored32, 4);
+    memcpy(rec + 4, &raw32, 4);
+    memcpy(rec + 8, &hash, 8);
+    *ret = rec;
+    *ret_len = RECORD_HEAD + stored;
+    return 0;
+}
+
 int journal_encode(struct journal_writer *w, const struct intern *in, const struct snapshot *s,
                    char **ret, size_t *ret_len)
 {
-    unsigned char head[RECORD_HEAD] = {0};
     struct codec_writer cw = {.hash = FNV1A_INIT};
-    char *buf = NULL;
+    _cleanup_free_ char *payload = NULL;
     size_t len = 0;
-    uint32_t payload;
     int r;
 
     r = collect_definitions(w, in, s);
-    cw.f = r < 0 ? NULL : open_memstream(&buf, &len);
+    cw.f = r < 0 ? NULL : open_memstream(&payload, &len);
     if (!cw.f) {
         journal_not_written(w);
         return r < 0 ? r : -ENOMEM;
     }
-    fwrite(head, 1, sizeof(head), cw.f); /* filled in below */
     write_payload(&cw, w, in, s);
-    if (fclose(cw.f) != 0 || len - RECORD_HEAD > UINT32_MAX) {
-        free(buf);
+    r = fclose(cw.f) != 0 || len > MAX_RAW ? -ENOMEM : seal(payload, len, ret, ret_len);
+    if (r < 0)
         journal_not_written(w);
-        return -ENOMEM;
-    }
-    payload = len - RECORD_HEAD;
-    memcpy(buf, &payload, 4);
-    memcpy(buf + 4, &cw.hash, 8);
-    *ret = buf;
-    *ret_len = len;
-    return 0;
+    return r;
 }
 
 void journal_written(struct journal_writer *w, size_t len)
@@ -203,6 +231,28 @@ static int read_header(const unsigned char *buf, size_t len, uint64_t *generatio
     return version == VERSION && bom == BYTE_ORDER_MARK && hash == fnv1a(FNV1A_INIT, buf, 24)
                ? 0
                : -EBADMSG;
+}
+
+/* A record's payload as written: inflated if it was deflated. */
+static int unseal(const unsigned char *stored, uint32_t len, uint32_t raw, unsigned char **ret_free,
+                  struct codec_reader *rd)
+{
+    uLongf got = raw;
+
+    *ret_free = NULL;
+    if (!raw) {
+        *rd = (struct codec_reader){stored, stored + len, CODEC_VERSION};
+        return 0;
+    }
+    if (raw > MAX_RAW || raw / MAX_RATIO > len)
+        return -EBADMSG;
+    *ret_free = malloc(raw);
+    if (!*ret_free)
+        return -ENOMEM;
+    if (uncompress(*ret_free, &got, stored, len) != Z_OK || got != raw)
+        return -EBADMSG;
+    *rd = (struct codec_reader){*ret_free, *ret_free + raw, CODEC_VERSION};
+    return 0;
 }
 
 /* One record's payload: its definitions, then its snapshot. */
@@ -241,24 +291,25 @@ int journal_replay(struct ring *r, struct metrics *m, const unsigned char *buf, 
     if (out->generation <= ring_generation)
         return 0; /* compacted into the ring file before a crash could remove it */
     while (pos < len && err == 0) {
-        struct codec_reader rd = {.version = CODEC_VERSION};
-        uint32_t payload;
+        _cleanup_free_ unsigned char *inflated = NULL;
+        struct codec_reader rd;
+        uint32_t stored, raw;
         uint64_t hash;
 
         if (len - pos < RECORD_HEAD)
             break;
-        memcpy(&payload, buf + pos, 4);
-        if (payload > len - pos - RECORD_HEAD)
+        memcpy(&stored, buf + pos, 4);
+        memcpy(&raw, buf + pos + 4, 4);
+        memcpy(&hash, buf + pos + 8, 8);
+        if (stored > len - pos - RECORD_HEAD ||
+            fnv1a(FNV1A_INIT, buf + pos + RECORD_HEAD, stored) != hash)
             break;
-        memcpy(&hash, buf + pos + 4, 8);
-        rd.p = buf + pos + RECORD_HEAD;
-        rd.end = rd.p + payload;
-        if (fnv1a(FNV1A_INIT, rd.p, payload) != hash)
-            break;
-        err = replay_payload(&rd, r, m, &strings, &stacks, &last_end);
+        err = unseal(buf + pos + RECORD_HEAD, stored, raw, &inflated, &rd);
+        if (err == 0)
+            err = replay_payload(&rd, r, m, &strings, &stacks, &last_end);
         if (err == 0) {
             out->records++;
-            pos += RECORD_HEAD + payload;
+            pos += RECORD_HEAD + stored;
         }
     }
     if (err < 0)

@@ -13,8 +13,9 @@
  * Layout (host byte order):
  *   header   magic[8] "OFFCPUDJ", u32 version, u32 byte-order mark,
  *            u64 generation, u64 FNV-1a of the 24 bytes before it
- *   records  u32 payload length, u64 FNV-1a of the payload, then the
- *            payload: u32 strings, u32 stacks, those strings and stacks
+ *   records  u32 length stored, u32 length inflated (0: stored as is), u64
+ *            FNV-1a of what is stored, then the payload (deflated where that
+ *            saves room): u32 strings, u32 stacks, those strings and stacks
  *            (the ids this journal has not defined yet, or defined for other
  *            content: ids are reused), then one snapshot (snapshot_codec.h)
  *

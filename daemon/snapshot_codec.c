@@ -236,8 +236,11 @@ int codec_read_snapshot(struct codec_reader *rd, struct ring *r, const struct id
     struct snapshot *s;
     int err = 0;
 
+    /* times since 1970: their differences (durations, for the metrics'
+     * decay) cannot overflow */
     if (!codec_take(rd, &start, 8) || !codec_take(rd, &end, 8) || !codec_take(rd, &nrec, 4) ||
-        end < start || start < *last_end || (size_t)(rd->end - rd->p) / record_size < nrec)
+        start < 0 || end < start || start < *last_end ||
+        (size_t)(rd->end - rd->p) / record_size < nrec)
         return -EBADMSG;
     s = calloc(1, sizeof(*s) + (size_t)nrec * sizeof(s->records[0]));
     if (!s)

@@ -4,46 +4,58 @@
  * (or anything else) left in the state directory, with the metrics counting
  * every snapshot it puts back. The first byte picks how the rest is read:
  *
- *   even  records: each u16 length and that many payload bytes, framed by
- *         the harness into a journal with right lengths and checksums, so
- *         that the fuzzer reaches the payload decoder and not only the
- *         checksum test
- *   odd   the journal file as it is: header, framing, torn tails
+ *   bit 0 clear  records: each u16 length and that many payload bytes,
+ *                framed by the harness into a journal with right lengths and
+ *                checksums, so that the fuzzer reaches the payload decoder
+ *                and not only the checksum test; deflated first if bit 1 is set
+ *   bit 0 set    the journal file as it is: header, framing, torn tails
  *
  * Whatever the bytes, the reader must not crash or leak, and every snapshot
  * it keeps must refer only to names and stacks the ring holds.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <zlib.h>
 
 #include "fnv.h"
 #include "journal.h"
 
 #define SEC 1000000000LL
+/* u32 stored, u32 inflated (0: as is), u64 checksum */
+#define RECORD_HEAD 16
 
 /* header, then each payload as a record */
-static unsigned char *frame(const uint8_t *data, size_t size, size_t *ret_len)
+static unsigned char *frame(const uint8_t *data, size_t size, bool deflate, size_t *ret_len)
 {
     struct journal_writer w = {0};
-    unsigned char *out = malloc(JOURNAL_HEADER_SIZE + size * 7 + 1);
+    unsigned char *out = malloc(JOURNAL_HEADER_SIZE + compressBound(size) + size * 8 + 1);
     size_t len = JOURNAL_HEADER_SIZE;
 
     journal_writer_init(&w, 1, out);
     journal_writer_done(&w);
     while (size >= 2) {
-        uint32_t payload = data[0] | data[1] << 8;
+        uint32_t payload = data[0] | data[1] << 8, raw = 0;
+        uLongf stored = compressBound(payload);
         uint64_t hash;
 
         data += 2;
         size -= 2;
         if (payload > size)
             payload = size;
-        hash = fnv1a(FNV1A_INIT, data, payload);
-        memcpy(out + len, &payload, 4);
-        memcpy(out + len + 4, &hash, 8);
-        memcpy(out + len + 12, data, payload);
-        len += 12 + payload;
+        if (deflate && compress2(out + len + RECORD_HEAD, &stored, data, payload, 1) == Z_OK) {
+            raw = payload;
+        } else {
+            memcpy(out + len + RECORD_HEAD, data, payload);
+            stored = payload;
+        }
+        hash = fnv1a(FNV1A_INIT, out + len + RECORD_HEAD, stored);
+        memcpy(out + len, &(uint32_t){stored}, 4);
+        memcpy(out + len + 4, &raw, 4);
+        memcpy(out + len + 8, &hash, 8);
+        len += RECORD_HEAD + stored;
         data += payload;
         size -= payload;
     }
@@ -86,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     if (!(data[0] & 1)) {
-        framed = frame(data + 1, size - 1, &len);
+        framed = frame(data + 1, size - 1, data[0] & 2, &len);
         data = framed;
         size = len;
     } else {

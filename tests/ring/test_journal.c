@@ -130,6 +130,51 @@ static void test_read_back(void)
     free(j.data);
 }
 
+/* A busy interval's record is deflated: it reads back all the same. */
+static void test_large_record(void)
+{
+    struct journal_writer w = {0};
+    unsigned char header[JOURNAL_HEADER_SIZE];
+    struct bytes j = {0};
+    struct journal_replay out;
+    struct snapshot *s = calloc(1, sizeof(*s) + 500 * sizeof(struct record));
+    struct intern in;
+    struct ring r;
+    uint64_t total = 0;
+
+    intern_init(&in);
+    journal_writer_init(&w, 1, header);
+    append(&j, header, sizeof(header));
+    s->start_ns = 100 * SEC;
+    s->end_ns = 101 * SEC;
+    for (s->n = 0; s->n < 500; s->n++) {
+        char leaf[32];
+
+        snprintf(leaf, sizeof(leaf), "leaf_%u", s->n);
+        s->records[s->n] = (struct record){.total_ns = s->n,
+                                           .tid = s->n,
+                                           .comm = intern_string(&in, "busy"),
+                                           .ustack = stack_of(&in, "main", leaf),
+                                           .state = 'D'};
+        total += s->n;
+    }
+    journal_record(&w, &in, s, &j);
+    CHECK(j.len < JOURNAL_HEADER_SIZE + 500 * 44, "deflated: %zu bytes for 500 records", j.len);
+    ring_init(&r, 3600 * SEC, 64 << 20);
+    journal_replay(&r, NULL, j.data, j.len, 0, &out);
+    CHECK(out.records == 1 && r.n == 1 && r.snaps[0]->n == 500 &&
+              strcmp(leaf_of(&r, 0), "leaf_0") == 0,
+          "and read back whole");
+    for (uint32_t i = 0; r.n && i < r.snaps[0]->n; i++)
+        total -= r.snaps[0]->records[i].total_ns;
+    CHECK(total == 0, "every figure as written");
+    ring_done(&r);
+    snapshot_free(&in, s);
+    journal_writer_done(&w);
+    intern_done(&in);
+    free(j.data);
+}
+
 static void test_torn_tail(void)
 {
     struct bytes j = write_journal(1);
@@ -196,6 +241,7 @@ static void test_record_not_written(void)
 int main(void)
 {
     test_read_back();
+    test_large_record();
     test_torn_tail();
     test_record_not_written();
     return CHECK_EXIT();
