@@ -181,7 +181,7 @@ static int seal(const char *payload, size_t len, char **ret, size_t *ret_len)
 int journal_encode(struct journal_writer *w, const struct intern *in, const struct snapshot *s,
                    char **ret, size_t *ret_len)
 {
-    struct codec_writer cw = {.hash = FNV1A_INIT};
+    struct codec_writer cw = {0}; /* seal() sums what is stored */
     _cleanup_free_ char *payload = NULL;
     size_t len = 0;
     int r;

@@ -31,7 +31,7 @@ struct header {
 int ring_save(const struct ring *r, const struct metrics *m, uint64_t journal_generation, FILE *f)
 {
     struct header h = {.version = VERSION, .bom = BYTE_ORDER_MARK};
-    struct codec_writer w = {.f = f, .hash = FNV1A_INIT};
+    struct codec_writer w = {.f = f, .hashed = true, .hash = FNV1A_INIT};
 
     memcpy(h.magic, MAGIC, sizeof(h.magic));
     h.nstrings = r->intern.strings.count;

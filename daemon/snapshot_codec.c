@@ -25,7 +25,8 @@ struct disk_record {
 
 void codec_put(struct codec_writer *w, const void *data, size_t len)
 {
-    w->hash = fnv1a(w->hash, data, len);
+    if (w->hashed)
+        w->hash = fnv1a(w->hash, data, len);
     fwrite(data, 1, len, w->f);
 }
 

@@ -25,6 +25,7 @@
 
 struct codec_writer {
     FILE *f;
+    bool hashed;   /* whether to keep hash: the ring file's trailer needs it */
     uint64_t hash; /* FNV-1a of all put so far */
 };
 
