@@ -309,6 +309,7 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
                                         (json_int_t)ss.elf_files));
     json_object_update_new(o, collector_json(d));
     json_object_set_new(o, "coarsened_records", json_integer((json_int_t)r->coarsened_records));
+    json_object_set_new(o, "rss", json_integer((json_int_t)d->stats.rss));
     json_object_set_new(o, "top_cgroups", top_cgroups_json(r));
     json_object_update_new(o, server_json(d));
     json_object_update_new(o, journal_json(&d->state));

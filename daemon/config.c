@@ -34,6 +34,7 @@ void config_defaults(struct config *c)
     c->collector.cache_check_shift = 6;
     c->collector.trace_kernel_threads = true;
     c->collector.unwind_callers = true;
+    c->collector.cgroup_share = 25;
     snprintf(c->socket_group, sizeof(c->socket_group), "offcpu");
     c->max_clients = 128;
     c->max_clients_per_uid = 16;
@@ -230,6 +231,8 @@ static const struct key keys[] = {
      "must be a number from 1024 to 16777216", NULL},
     {"stack-entries", parse_u32_key, FIELD(collector.stack_entries), 1024, 1U << 22,
      "must be a number from 1024 to 4194304", NULL},
+    {"cgroup-share", parse_u32_key, FIELD(collector.cgroup_share), 1, 100,
+     "must be a percentage from 1 to 100", NULL},
     {"stack-cache", parse_bool_key, FIELD(collector.stack_cache), 0, 0, "must be yes or no", NULL},
     {"stack-cache-check", parse_pow2_key, FIELD(collector.cache_check_shift), 1, 1U << 16,
      "must be a power of two from 1 to 65536 (one cache hit in N is checked)", NULL},

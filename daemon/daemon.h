@@ -3,6 +3,7 @@
 #ifndef DAEMON_H
 #define DAEMON_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "access.h"
@@ -24,6 +25,7 @@ struct daemon_stats {
     uint64_t drain_last_ns;
     uint64_t drain_max_ns;
     uint64_t drain_total_ns;
+    size_t rss; /* resident bytes after the last drain */
     struct snapshot_stats snap;
     struct collector_counter collector[COLLECTOR_COUNTERS]; /* as last read for Status */
 };
