@@ -12,7 +12,8 @@ import pytest
 
 from conftest import SANITIZER_MARKS, WORKLOADS, Daemon, at
 
-INTERVAL = 0.5
+# long enough that a drain delayed by a busy machine still ends in time
+INTERVAL = 1.0
 
 
 def start(home, state, *args):
@@ -36,9 +37,9 @@ def args_for(window):
 
 
 def under_load():
-    """sleep_and_pipe blocking for about six seconds: known stacks in every interval."""
-    return subprocess.Popen([str(WORKLOADS / "sleep_and_pipe"), "--sleeps", "600",
-                             "--writes", "300"], stdout=subprocess.DEVNULL)
+    """sleep_and_pipe blocking for about ten seconds: known stacks in every interval."""
+    return subprocess.Popen([str(WORKLOADS / "sleep_and_pipe"), "--sleeps", "1000",
+                             "--writes", "500"], stdout=subprocess.DEVNULL)
 
 
 def before_kill(d, pid):
@@ -54,7 +55,7 @@ def test_sigkill_under_load_keeps_all_but_the_last_two_intervals(tmp_path):
     first = start(tmp_path / "one", state)
     load = under_load()
     try:
-        time.sleep(4)
+        time.sleep(6)
         window, folded = before_kill(first, load.pid)
         killed_at = time.time()
         kill(first)
@@ -83,7 +84,7 @@ def test_torn_tail_is_cut_not_fatal(tmp_path, tear):
     first = start(tmp_path / "one", state)
     load = under_load()
     try:
-        time.sleep(3)
+        time.sleep(5)
         window, folded = before_kill(first, load.pid)
         kill(first)
     finally:
