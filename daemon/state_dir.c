@@ -270,9 +270,7 @@ void state_dir_restore(struct daemon *d)
     st->dirfd = owned_dir_open(d->cfg.state_dir, why);
     if (st->dirfd < 0) {
         st->stats.errors++;
-        log_warning("state directory %s %s: history is not kept (it must be root's and not "
-                    "writable by group or others)",
-                    d->cfg.state_dir, why);
+        log_warning("state directory %s %s: history is not kept", d->cfg.state_dir, why);
         return;
     }
     generation = restore_ring(d);

@@ -2,6 +2,7 @@
 under load the next instance has back every snapshot older than two intervals before the
 kill, byte for byte; a torn tail is cut, not fatal; and the Prometheus counters never go
 back across a restart."""
+import contextlib
 import re
 import socket
 import subprocess
@@ -36,10 +37,16 @@ def args_for(window):
     return ["--since", at(window["start_ns"] - 1), "--until", at(window["end_ns"])]
 
 
+@contextlib.contextmanager
 def under_load():
     """sleep_and_pipe blocking for about ten seconds: known stacks in every interval."""
-    return subprocess.Popen([str(WORKLOADS / "sleep_and_pipe"), "--sleeps", "1000",
+    load = subprocess.Popen([str(WORKLOADS / "sleep_and_pipe"), "--sleeps", "1000",
                              "--writes", "500"], stdout=subprocess.DEVNULL)
+    try:
+        yield load
+    finally:
+        load.kill()
+        load.wait()
 
 
 def before_kill(d, pid):
@@ -53,8 +60,7 @@ def before_kill(d, pid):
 def test_sigkill_under_load_keeps_all_but_the_last_two_intervals(tmp_path):
     state = tmp_path / "state"
     first = start(tmp_path / "one", state)
-    load = under_load()
-    try:
+    with under_load() as load:
         time.sleep(6)
         window, folded = before_kill(first, load.pid)
         killed_at = time.time()
@@ -73,23 +79,16 @@ def test_sigkill_under_load_keeps_all_but_the_last_two_intervals(tmp_path):
             assert status["journal_cut_tails"] == 0 and status["journal_errors"] == 0
         finally:
             second.stop()
-    finally:
-        load.kill()
-        load.wait()
 
 
 @pytest.mark.parametrize("tear", ["cut-short", "zeros-appended"])
 def test_torn_tail_is_cut_not_fatal(tmp_path, tear):
     state = tmp_path / "state"
     first = start(tmp_path / "one", state)
-    load = under_load()
-    try:
+    with under_load() as load:
         time.sleep(5)
         window, folded = before_kill(first, load.pid)
         kill(first)
-    finally:
-        load.kill()
-        load.wait()
     journal = state / "journal.v1"
     data = journal.read_bytes()
     # what a crash in the middle of a write, or a power cut, leaves
@@ -136,17 +135,13 @@ def metrics_daemon(home, state):
 def test_metrics_counters_never_go_back_across_a_restart(tmp_path, how):
     state = tmp_path / "state"
     first = metrics_daemon(tmp_path / "one", state)
-    load = under_load()
-    try:
+    with under_load():
         time.sleep(3)
         before = counters(first)
         if how == "SIGKILL":
             kill(first)
         else:
             first.stop()
-    finally:
-        load.kill()
-        load.wait()
     seconds = [v for (metric, _), v in before.items() if metric == "offcpud_off_cpu_seconds_total"]
     assert sum(seconds) > 1, before  # seconds of off-CPU time of the whole machine
 

@@ -49,6 +49,15 @@ static struct snapshot *snapshot_of(struct intern *in, int64_t start, const char
     return s;
 }
 
+/* A new journal: its header in j. */
+static void journal_begin(struct journal_writer *w, uint64_t generation, struct bytes *j)
+{
+    unsigned char header[JOURNAL_HEADER_SIZE];
+
+    journal_writer_init(w, generation, header);
+    append(j, header, sizeof(header));
+}
+
 static void journal_record(struct journal_writer *w, struct intern *in, const struct snapshot *s,
                            struct bytes *out)
 {
@@ -80,14 +89,12 @@ static const char *leaf_of(const struct ring *r, size_t i)
 static struct bytes write_journal(uint64_t generation)
 {
     struct journal_writer w = {0};
-    unsigned char header[JOURNAL_HEADER_SIZE];
     struct bytes out = {0};
     struct intern in;
     struct snapshot *s;
 
     intern_init(&in);
-    journal_writer_init(&w, generation, header);
-    append(&out, header, sizeof(header));
+    journal_begin(&w, generation, &out);
     s = snapshot_of(&in, 100 * SEC, "alpha");
     journal_record(&w, &in, s, &out);
     snapshot_free(&in, s);
@@ -134,7 +141,6 @@ static void test_read_back(void)
 static void test_large_record(void)
 {
     struct journal_writer w = {0};
-    unsigned char header[JOURNAL_HEADER_SIZE];
     struct bytes j = {0};
     struct journal_replay out;
     struct snapshot *s = calloc(1, sizeof(*s) + 500 * sizeof(struct record));
@@ -143,8 +149,7 @@ static void test_large_record(void)
     uint64_t total = 0;
 
     intern_init(&in);
-    journal_writer_init(&w, 1, header);
-    append(&j, header, sizeof(header));
+    journal_begin(&w, 1, &j);
     s->start_ns = 100 * SEC;
     s->end_ns = 101 * SEC;
     for (s->n = 0; s->n < 500; s->n++) {
@@ -210,7 +215,6 @@ static void test_torn_tail(void)
 static void test_record_not_written(void)
 {
     struct journal_writer w = {0};
-    unsigned char header[JOURNAL_HEADER_SIZE];
     struct bytes j = {0};
     struct journal_replay out;
     struct intern in;
@@ -220,8 +224,7 @@ static void test_record_not_written(void)
     size_t len;
 
     intern_init(&in);
-    journal_writer_init(&w, 1, header);
-    append(&j, header, sizeof(header));
+    journal_begin(&w, 1, &j);
     s = snapshot_of(&in, 100 * SEC, "gamma");
     journal_encode(&w, &in, s, &lost, &len);
     journal_not_written(&w);
