@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "daemon_call.h"
 #include "duration.h"
+#include "flamegraph_svg.h"
 #include "macro.h"
 #include "pprof.h"
 #include "protocol.h"
@@ -22,7 +23,8 @@ static void dump_usage(FILE *f)
                "Print off-CPU stacks as folded lines (value: microseconds).\n\n" SELECTION_HELP
                "  --min-total DURATION   drop stacks with less time than this\n"
                "  --group-by FIELDS      keep apart by pid,tid,state,cgroup\n"
-               "  --format FORMAT        folded (default), json, or pprof (gzipped profile.proto\n"
+               "  --format FORMAT        folded (default), json, svg (the flame graph of\n"
+               "                         offcpuctl flamegraph) or pprof (gzipped profile.proto\n"
                "                         for go tool pprof; labels comm and the --group-by\n"
                "                         fields, by default pid, tid, state, cgroup)\n"
                "  --frame-detail         with json: each user frame's file, offset, build-id\n"
@@ -44,10 +46,10 @@ static int parse_group_by(const char *arg, json_t *params)
     return EXIT_OK;
 }
 
-enum format { FORMAT_FOLDED, FORMAT_JSON, FORMAT_PPROF };
+enum dump_format { FORMAT_FOLDED, FORMAT_JSON, FORMAT_SVG, FORMAT_PPROF };
 
 struct dump_output {
-    enum format format;
+    enum dump_format format;
     const char *path; /* NULL: stdout */
 };
 
@@ -69,10 +71,12 @@ static int dump_option(int c, char **argv, json_t *params, struct dump_output *o
             out->format = FORMAT_JSON;
         else if (strcmp(optarg, "folded") == 0)
             out->format = FORMAT_FOLDED;
+        else if (strcmp(optarg, "svg") == 0)
+            out->format = FORMAT_SVG;
         else if (strcmp(optarg, "pprof") == 0)
             out->format = FORMAT_PPROF;
         else
-            return usage_error("invalid --format '%s' (folded, json or pprof)", optarg);
+            return usage_error("invalid --format '%s' (folded, json, svg or pprof)", optarg);
         return EXIT_OK;
     case 'o':
         out->path = optarg;
@@ -169,11 +173,22 @@ int cmd_dump(const struct globals *g, int argc, char **argv)
     if (r == EXIT_OK && optind < argc)
         r = usage_error("unexpected argument '%s'", argv[optind]);
     /* folded lines have nowhere to put it */
-    if (r == EXIT_OK && out.format == FORMAT_FOLDED && json_object_get(params, "frame_detail"))
+    if (r == EXIT_OK && (out.format == FORMAT_FOLDED || out.format == FORMAT_SVG) &&
+        json_object_get(params, "frame_detail"))
         r = usage_error("--frame-detail needs --json or --format json");
     /* a terminal would only show the binary as garbage */
     if (r == EXIT_OK && out.format == FORMAT_PPROF && !out.path && isatty(STDOUT_FILENO))
         r = usage_error("pprof output is binary: give -o FILE or redirect it");
+    if (r == EXIT_OK && out.format == FORMAT_SVG) {
+        struct flamegraph_request req = {
+            .colors = SVG_COLOR_FRAMES, .min_px = SVG_MIN_PX, .timeline = true};
+        struct flamegraph_written written;
+
+        if (json_object_get(params, "group_by"))
+            return usage_error("--format svg does not take --group-by");
+        r = open_output(&out);
+        return r != EXIT_OK ? r : finish_output(flamegraph_svg(g, params, &req, stdout, &written));
+    }
     if (out.format == FORMAT_PPROF)
         ask_for_pprof(params);
     if (r == EXIT_OK)

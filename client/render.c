@@ -2,7 +2,6 @@
 #include "render.h"
 
 #include <errno.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -33,9 +32,7 @@ static void put_frames(FILE *f, const json_t *frames)
     }
 }
 
-/* comm;user...;-;kernel..., with the grouped fields after comm and the value
- * at the end for a folded line; without, the stack alone. */
-static char *folded_text(const json_t *stack, bool line)
+char *render_folded_stack(const json_t *stack)
 {
     char *text = NULL;
     size_t size = 0;
@@ -45,13 +42,13 @@ static char *folded_text(const json_t *stack, bool line)
     if (!f)
         return NULL;
     put_frame(f, json_string_value(json_object_get(stack, "comm")) ?: "?");
-    if (line && (v = json_object_get(stack, "pid")) && json_is_integer(v))
+    if ((v = json_object_get(stack, "pid")) && json_is_integer(v))
         fprintf(f, ";[pid %lld]", (long long)json_integer_value(v));
-    if (line && (v = json_object_get(stack, "tid")) && json_is_integer(v))
+    if ((v = json_object_get(stack, "tid")) && json_is_integer(v))
         fprintf(f, ";[tid %lld]", (long long)json_integer_value(v));
-    if (line && (v = json_object_get(stack, "state")) && json_is_string(v))
+    if ((v = json_object_get(stack, "state")) && json_is_string(v))
         fprintf(f, ";[state %s]", json_string_value(v));
-    if (line && (v = json_object_get(stack, "cgroup")) && json_is_string(v)) {
+    if ((v = json_object_get(stack, "cgroup")) && json_is_string(v)) {
         fputs(";[cgroup ", f);
         put_frame(f, json_string_value(v));
         fputc(']', f);
@@ -59,10 +56,6 @@ static char *folded_text(const json_t *stack, bool line)
     put_frames(f, json_object_get(stack, "user"));
     fputs(";-", f);
     put_frames(f, json_object_get(stack, "kernel"));
-    /* microseconds, rounded: the unit flame graph tools expect from offcputime */
-    if (line)
-        fprintf(f, " %lld",
-                (long long)((json_integer_value(json_object_get(stack, "total_ns")) + 500) / 1000));
     if (fclose(f) != 0) {
         free(text);
         return NULL;
@@ -70,9 +63,18 @@ static char *folded_text(const json_t *stack, bool line)
     return text;
 }
 
-char *render_stack(const json_t *stack)
+static char *folded_line(const json_t *stack)
 {
-    return folded_text(stack, false);
+    _cleanup_free_ char *frames = render_folded_stack(stack);
+    char *line;
+
+    /* microseconds, rounded: the unit flame graph tools expect from offcputime */
+    if (!frames ||
+        asprintf(
+            &line, "%s %lld", frames,
+            (long long)((json_integer_value(json_object_get(stack, "total_ns")) + 500) / 1000)) < 0)
+        return NULL;
+    return line;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -90,7 +92,7 @@ int render_folded(FILE *f, const json_t *reply)
     if (!lines)
         return -ENOMEM;
     for (i = 0; i < n; i++) {
-        lines[i] = folded_text(json_array_get(stacks, i), true);
+        lines[i] = folded_line(json_array_get(stacks, i));
         if (!lines[i])
             r = -ENOMEM;
     }
@@ -119,7 +121,7 @@ static const char *bytes_text(json_int_t v, char *buf, size_t size)
     return buf;
 }
 
-const char *render_ns(json_int_t v, char *buf, size_t size)
+const char *render_ns(int64_t v, char *buf, size_t size)
 {
     if (v < 1000000)
         snprintf(buf, size, "%.1fus", v / 1e3);
@@ -130,12 +132,25 @@ const char *render_ns(json_int_t v, char *buf, size_t size)
     return buf;
 }
 
-const char *render_time(json_int_t ns, char *buf, size_t size)
+const char *render_time(int64_t ns, char *buf, size_t size)
 {
     time_t t = (time_t)(ns / 1000000000);
     struct tm tm;
 
     strftime(buf, size, "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
+    return buf;
+}
+
+const char *render_window(int64_t start_ns, int64_t end_ns, char *buf, size_t size)
+{
+    char start[32], end[32], length[32];
+
+    render_time(start_ns, start, sizeof(start));
+    render_time(end_ns, end, sizeof(end));
+    render_ns(end_ns - start_ns, length, sizeof(length));
+    /* the day once: windows are minutes long */
+    snprintf(buf, size, "%s to %s (%s)", start, strncmp(start, end, 11) == 0 ? end + 11 : end,
+             length);
     return buf;
 }
 
@@ -157,6 +172,7 @@ int render_status(FILE *f, const json_t *st)
         {"oldest_ns", "oldest", K_TIME},
         {"newest_ns", "newest", K_TIME},
         {"memory_used", "memory used", K_BYTES},
+        {"rss", "daemon resident", K_BYTES},
         {"memory_limit", "memory limit", K_BYTES},
         {"evicted_retention", "evicted (retention)", K_PLAIN},
         {"evicted_memory", "evicted (memory)", K_PLAIN},
@@ -175,6 +191,12 @@ int render_status(FILE *f, const json_t *st)
         {"refused_max_clients_per_uid", "refused (per uid)", K_PLAIN},
         {"idle_closed", "closed when idle", K_PLAIN},
         {"reply_too_large", "replies too large", K_PLAIN},
+        {"journal_bytes", "journal size", K_BYTES},
+        {"journal_records", "journal records", K_PLAIN},
+        {"journal_cut_tails", "journal tails cut", K_PLAIN},
+        {"journal_errors", "state file errors", K_PLAIN},
+        {"journal_compactions", "journal compactions", K_PLAIN},
+        {"state_written_bytes", "written to state dir", K_BYTES},
         {"stack_cache", "stack cache", K_BOOL},
         {"stack_cache_hit_rate", "stack cache hits", K_PERCENT},
         {"stack_cache_mismatch_rate", "stack cache mismatches", K_PERCENT},

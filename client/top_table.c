@@ -58,6 +58,16 @@ static char *number_text(const json_t *v)
     return asprintf(&text, "%lld", (long long)json_integer_value(v)) < 0 ? NULL : text;
 }
 
+/* The stack alone: a row's grouped fields (its state) are columns here. */
+static char *stack_text(const json_t *row)
+{
+    json_auto_t *stack = json_pack("{s:O, s:O, s:O}", "comm", json_object_get(row, "comm"),
+                                   "user", json_object_get(row, "user"), "kernel",
+                                   json_object_get(row, "kernel"));
+
+    return stack ? render_folded_stack(stack) : NULL;
+}
+
 /* The text a row is found by; NULL when out of memory. */
 static char *key_of(const json_t *row, enum top_by by)
 {
@@ -77,7 +87,7 @@ static char *key_of(const json_t *row, enum top_by by)
     case TOP_BY_COMM:
         return strdup(json_string_value(json_object_get(row, "comm")) ?: "?");
     default:
-        return render_stack(row);
+        return stack_text(row);
     }
 }
 
@@ -212,13 +222,10 @@ void top_table_print(FILE *f, const struct top_table *t, size_t limit)
                                              [TOP_BY_COMM] = "COMM",
                                              [TOP_BY_STACK] = "STACK"};
     size_t n = limit && limit < t->n ? limit : t->n;
-    char from[32], to[32], window[32], buf[32];
+    char window[96], buf[32];
 
-    render_time(t->start_ns, from, sizeof(from));
-    render_time(t->end_ns, to, sizeof(to));
-    render_ns(t->end_ns - t->start_ns, window, sizeof(window));
-    /* the end's date is the start's but across midnight: its time says enough */
-    fprintf(f, "off-CPU time by %s, %s to %s (%s)\n", by_names[t->by], from, to + 11, window);
+    fprintf(f, "off-CPU time by %s, %s\n", by_names[t->by],
+            render_window(t->start_ns, t->end_ns, window, sizeof(window)));
     fprintf(f, "%9s %9s %9s %9s %9s %9s %7s  %s\n", "TOTAL", "S", "D", "R", "I", "OTHER", "%WIN",
             key_titles[t->by]);
     for (size_t i = 0; i < n; i++) {

@@ -17,6 +17,7 @@
 #include "macro.h"
 #include "protocol.h"
 #include "query.h"
+#include "query_timeline.h"
 #include "ring_budget.h"
 #include "drain.h"
 #include "stuck.h"
@@ -157,6 +158,7 @@ static json_t *parse_filters(struct daemon *d, json_t *params, struct query *q, 
     return parse_group_by(params, &q->group_by);
 }
 
+/* A cgroup asked for must exist now, or have been seen: it may be gone. */
 static bool cgroup_exists(struct daemon *d, const char *rel)
 {
     char path[PATH_MAX];
@@ -166,10 +168,9 @@ static bool cgroup_exists(struct daemon *d, const char *rel)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* A cgroup asked for must exist now, or have been seen: it may be gone. */
-static bool cgroup_known(struct daemon *d, const char *rel, const struct query_result *res)
+static bool cgroup_known(struct daemon *d, const char *rel, size_t found)
 {
-    return res->n > 0 || cgroup_exists(d, rel);
+    return found > 0 || cgroup_exists(d, rel);
 }
 
 static json_t *cgroup_not_found(json_t *params)
@@ -187,97 +188,105 @@ static void query_access(struct daemon *d, const struct peer *peer, struct query
     q->collapse_kernel = access_kernel_frames_hidden(peer);
 }
 
-/* Runs the query params ask for, as peer may see it: NULL and *res filled,
- * or the error to reply. extra_group_by: what the method adds to group_by. */
-static json_t *run_query(struct daemon *d, const struct peer *peer, json_t *params,
-                         unsigned extra_group_by, struct query *q, struct query_result *res)
+/* The query a Dump or a Timeline asks for: window, filters, and what the
+ * peer may see. */
+static json_t *prepare_query(struct daemon *d, const struct peer *peer, json_t *params,
+                             struct query *q, char *cgroup, size_t cgroup_size)
 {
-    char cgroup[PATH_MAX];
     int64_t now = clock_ns(CLOCK_REALTIME);
     json_t *err;
-    int r;
 
+    *q = (struct query){.uid = -1};
     err = parse_window(params, now, q);
     if (!err)
-        err = parse_filters(d, params, q, cgroup, sizeof(cgroup));
+        err = parse_filters(d, params, q, cgroup, cgroup_size);
     if (err)
         return err;
-    q->group_by |= extra_group_by;
     query_access(d, peer, q);
 
     /* a window reaching now includes the generation still being collected:
      * the last milliseconds before a query are what an incident is about */
     if (q->end_ns >= now)
         drain_catch_up(d);
-
-    r = query_run(&d->ring, q, res);
-    if (r < 0)
-        return vl_error_new("io.offcpud.InvalidRequest",
-                            json_pack("{s:s}", "reason", "out of memory running the query"));
-    if (res->withheld) {
-        log_notice("uid %u (pid %d) asked for pid %" PRId64 " tid %" PRId64
-                   " cgroup %s: %zu records of other users withheld",
-                   peer->uid, peer->pid, q->pid, q->tid, q->cgroup ?: "any", res->withheld);
-        if (!res->n) {
-            query_result_done(res);
-            return vl_error_new("org.varlink.service.PermissionDenied", NULL);
-        }
-    }
-    if (q->cgroup && !cgroup_known(d, q->cgroup, res)) {
-        query_result_done(res);
-        return cgroup_not_found(params);
-    }
-    if (q->unit && !res->n && (err = unit_unseen_error(d, q->unit))) {
-        query_result_done(res);
-        return err;
-    }
-    /* a snapshot is in the window when its end is: none can be before the oldest's */
-    if (!res->snapshots && d->ring.n && q->end_ns < d->ring.snaps[0]->end_ns) {
-        query_result_done(res);
-        return vl_error_new(
-            "io.offcpud.WindowNotRetained",
-            json_pack("{s:I}", "oldest_ns", (json_int_t)d->ring.snaps[0]->start_ns));
-    }
-    q->cgroup = NULL; /* it pointed at this frame's buffer */
     return NULL;
 }
 
-/* The reply of a query: its window and its rows under name. */
-static json_t *query_reply(struct daemon *d, const struct query *q, struct query_result *res,
-                           const char *name)
+/* Why an answer with found records, withheld records of other users, from
+ * that many snapshots, is not given: nothing the peer may see, a cgroup that
+ * never was, a unit never seen, a window before the oldest data; NULL if it is. */
+static json_t *refusal(struct daemon *d, const struct peer *peer, json_t *params,
+                       const struct query *q, size_t found, size_t withheld, size_t snapshots)
 {
-    json_t *rows = json_array(), *reply;
+    json_t *err;
 
-    for (size_t i = 0; i < res->n; i++)
-        json_array_append_new(rows, row_json(&d->ring.intern, &res->rows[i], q->group_by));
-    reply = vl_reply_new(json_pack("{s:I, s:I, s:I, s:o}", "start_ns", (json_int_t)res->start_ns,
-                                   "end_ns", (json_int_t)res->end_ns, "snapshots",
-                                   (json_int_t)res->snapshots, name, rows),
-                         false);
-    query_result_done(res);
-    return reply;
+    if (withheld) {
+        log_notice("uid %u (pid %d) asked for pid %" PRId64 " tid %" PRId64
+                   " cgroup %s: %zu records of other users withheld",
+                   peer->uid, peer->pid, q->pid, q->tid, q->cgroup ?: "any", withheld);
+        if (!found)
+            return vl_error_new("org.varlink.service.PermissionDenied", NULL);
+    }
+    if (q->cgroup && !cgroup_known(d, q->cgroup, found))
+        return cgroup_not_found(params);
+    if (q->unit && !found && (err = unit_unseen_error(d, q->unit)))
+        return err;
+    /* a snapshot is in the window when its end is: none can be before the oldest's */
+    if (!snapshots && d->ring.n && q->end_ns < d->ring.snaps[0]->end_ns)
+        return vl_error_new(
+            "io.offcpud.WindowNotRetained",
+            json_pack("{s:I}", "oldest_ns", (json_int_t)d->ring.snaps[0]->start_ns));
+    return NULL;
+}
+
+static json_t *out_of_memory(void)
+{
+    return vl_error_new("io.offcpud.InvalidRequest",
+                        json_pack("{s:s}", "reason", "out of memory running the query"));
+}
+
+/* Dump and Top: the query's rows under name. extra_group_by: what the method
+ * adds to the query's group_by. */
+static json_t *query_reply(struct daemon *d, const struct peer *peer, json_t *params,
+                           unsigned extra_group_by, const char *name)
+{
+    struct query q;
+    struct query_result res;
+    char cgroup[PATH_MAX];
+    json_t *err, *rows;
+
+    err = prepare_query(d, peer, params, &q, cgroup, sizeof(cgroup));
+    if (err)
+        return err;
+    q.group_by |= extra_group_by;
+    if (query_run(&d->ring, &q, &res) < 0)
+        return out_of_memory();
+    err = refusal(d, peer, params, &q, res.n, res.withheld, res.snapshots);
+    if (err) {
+        query_result_done(&res);
+        return err;
+    }
+    rows = json_array();
+    for (size_t i = 0; i < res.n; i++)
+        json_array_append_new(rows, row_json(&d->ring.intern, &res.rows[i], q.group_by));
+    err = vl_reply_new(json_pack("{s:I, s:I, s:I, s:o}", "start_ns", (json_int_t)res.start_ns,
+                                 "end_ns", (json_int_t)res.end_ns, "snapshots",
+                                 (json_int_t)res.snapshots, name, rows),
+                       false);
+    query_result_done(&res);
+    return err;
 }
 
 static json_t *method_dump(void *userdata, const struct peer *peer, json_t *params)
 {
-    struct daemon *d = userdata;
-    struct query q = {.uid = -1};
-    struct query_result res;
     bool detail = json_is_true(json_object_get(params, "frame_detail"));
-    json_t *err = run_query(d, peer, params, detail ? QUERY_GROUP_WHERE : 0, &q, &res);
 
-    return err ?: query_reply(d, &q, &res, "stacks");
+    return query_reply(userdata, peer, params, detail ? QUERY_GROUP_WHERE : 0, "stacks");
 }
 
 /* Dump without stacks: who was off-CPU, for offcpuctl top. */
 static json_t *method_top(void *userdata, const struct peer *peer, json_t *params)
 {
-    struct daemon *d = userdata;
-    struct query q = {.uid = -1};
-    struct query_result res;
-    json_t *err = run_query(d, peer, params, QUERY_MERGE_STACKS, &q, &res);
-
-    return err ?: query_reply(d, &q, &res, "rows");
+    return query_reply(userdata, peer, params, QUERY_MERGE_STACKS, "rows");
 }
 
 static json_t *method_stuck(void *userdata, const struct peer *peer, json_t *params)
@@ -299,6 +308,54 @@ static json_t *method_stuck(void *userdata, const struct peer *peer, json_t *par
         return err;
     query_access(d, peer, &q);
     return stuck_reply(d, &q, (uint64_t)min_ns);
+}
+
+static json_t *bucket_json(const struct timeline_result *res, size_t b)
+{
+    json_t *states = json_object();
+
+    for (size_t s = 0; s < TIMELINE_STATES; s++) {
+        char state[2] = {PROTOCOL_STATES[s], '\0'};
+
+        if (res->ns[b][s])
+            json_object_set_new(states, state, json_integer((json_int_t)res->ns[b][s]));
+    }
+    return json_pack("{s:I, s:o}", "start_ns", (json_int_t)(res->start_ns + b * res->bucket_ns),
+                     "states", states);
+}
+
+static json_t *method_timeline(void *userdata, const struct peer *peer, json_t *params)
+{
+    struct daemon *d = userdata;
+    struct query q;
+    struct timeline_result res;
+    char cgroup[PATH_MAX];
+    json_int_t buckets = 60;
+    json_t *err, *a;
+
+    if (json_object_get(params, "buckets") &&
+        (!get_int(params, "buckets", &buckets) || buckets < 1 || buckets > TIMELINE_MAX_BUCKETS))
+        return vl_invalid_parameter("buckets");
+    err = prepare_query(d, peer, params, &q, cgroup, sizeof(cgroup));
+    if (err)
+        return err;
+    if (timeline_run(&d->ring, &q, (size_t)buckets, &res) < 0)
+        return out_of_memory();
+    err = refusal(d, peer, params, &q, res.records, res.withheld, res.snapshots);
+    if (err) {
+        timeline_result_done(&res);
+        return err;
+    }
+    a = json_array();
+    for (size_t b = 0; b < res.n; b++)
+        json_array_append_new(a, bucket_json(&res, b));
+    err = vl_reply_new(
+        json_pack("{s:I, s:I, s:I, s:I, s:I, s:o}", "start_ns", (json_int_t)res.start_ns, "end_ns",
+                  (json_int_t)res.end_ns, "bucket_ns", (json_int_t)res.bucket_ns, "snapshots",
+                  (json_int_t)res.snapshots, "records", (json_int_t)res.records, "buckets", a),
+        false);
+    timeline_result_done(&res);
+    return err;
 }
 
 static json_t *collector_json(struct daemon *d)
@@ -331,6 +388,20 @@ static json_t *server_json(struct daemon *d)
                      "refused_max_clients_per_uid", (json_int_t)st.refused_max_clients_per_uid,
                      "idle_closed", (json_int_t)st.idle_closed, "reply_too_large",
                      (json_int_t)st.reply_too_large);
+}
+
+/* The history on disk: what a crash would find. */
+static json_t *journal_json(const struct state_dir *st)
+{
+    bool open = st->journal_fd >= 0;
+
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "journal_bytes",
+                     (json_int_t)(open ? st->journal.bytes : 0), "journal_records",
+                     (json_int_t)(open ? st->journal.records : 0), "journal_cut_tails",
+                     (json_int_t)st->stats.cut_tails, "journal_errors",
+                     (json_int_t)st->stats.errors, "journal_compactions",
+                     (json_int_t)st->stats.compactions, "state_written_bytes",
+                     (json_int_t)st->stats.written_bytes);
 }
 
 /* Who holds the ring's memory: the first to give it up when it is short. */
@@ -383,8 +454,10 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
                                         (json_int_t)ss.elf_files));
     json_object_update_new(o, collector_json(d));
     json_object_set_new(o, "coarsened_records", json_integer((json_int_t)r->coarsened_records));
+    json_object_set_new(o, "rss", json_integer((json_int_t)d->stats.rss));
     json_object_set_new(o, "top_cgroups", top_cgroups_json(r));
     json_object_update_new(o, server_json(d));
+    json_object_update_new(o, journal_json(&d->state));
     return vl_reply_new(o, false);
 }
 
@@ -411,6 +484,12 @@ static const struct vl_param top_params[] = {
     {"group_by", VL_STRING_ARRAY, false},
     {NULL, 0, false},
 };
+static const struct vl_param timeline_params[] = {
+    {"pid", VL_INT, false},      {"tid", VL_INT, false},      {"cgroup", VL_STRING, false},
+    {"unit", VL_STRING, false},  {"comm", VL_STRING, false},  {"state", VL_STRING, false},
+    {"since_ns", VL_INT, false}, {"until_ns", VL_INT, false}, {"start_ns", VL_INT, false},
+    {"end_ns", VL_INT, false},   {"buckets", VL_INT, false},  {NULL, 0, false},
+};
 static const struct vl_param stuck_params[] = {
     {"pid", VL_INT, false},     {"tid", VL_INT, false},     {"cgroup", VL_STRING, false},
     {"unit", VL_STRING, false}, {"comm", VL_STRING, false}, {"state", VL_STRING, false},
@@ -420,6 +499,7 @@ static const struct vl_param no_params[] = {{NULL, 0, false}};
 
 static const struct vl_method methods[] = {
     {"io.offcpud.Dump", dump_params, ACCESS_OWN, method_dump},
+    {"io.offcpud.Timeline", timeline_params, ACCESS_OWN, method_timeline},
     {"io.offcpud.Status", no_params, ACCESS_OWN, method_status},
     {"io.offcpud.Stuck", stuck_params, ACCESS_OWN, method_stuck},
     {"io.offcpud.Top", top_params, ACCESS_OWN, method_top},
