@@ -283,7 +283,7 @@ def test_member_sees_own_stuck_tasks_only(group_daemon, paranoid):
     paranoid.write_text("2\n")
     d = group_daemon()
     procs = [subprocess.Popen(["setpriv", f"--reuid={n}", f"--regid={n}", "--init-groups",
-                               str(WORKLOADS / "stuck_waits"), "--seconds", "4"],
+                               str(WORKLOADS / "stuck_waits"), "--seconds", "8"],
                               stdout=subprocess.PIPE, text=True) for n in (MEMBER, OTHER)]
     try:
         mine, theirs = (int(p.stdout.readline().split()[1]) for p in procs)
