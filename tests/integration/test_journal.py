@@ -106,7 +106,7 @@ def test_torn_tail_is_cut_not_fatal(tmp_path, tear):
 
 def test_full_journal_is_compacted_and_history_kept(tmp_path):
     """A stack explosion fills a 1M journal within seconds: the ring file takes it all and
-    a journal of the next generation begins, again and again; a SIGKILL then still keeps
+    a journal of the next generation begins, again; a SIGKILL then still keeps
     all but the last two intervals, from the ring file and the journal after it."""
     state = tmp_path / "state"
     # room for all: a ring coarsened to make room would not dump as it did before
@@ -122,8 +122,10 @@ def test_full_journal_is_compacted_and_history_kept(tmp_path):
             time.sleep(INTERVAL / 2)
         window, folded = before_kill(first, load.pid)
         assert status["journal_compactions"] >= 1, status
-        assert status["journal_bytes"] <= 1 << 20 and status["journal_errors"] == 0, status
-        assert (state / "journal.v1").stat().st_size <= 1 << 20
+        # bounded by journal-size, or by the ring file's size if larger
+        bound = max(1 << 20, (state / "ring.v1").stat().st_size)
+        assert status["journal_bytes"] <= bound and status["journal_errors"] == 0, status
+        assert (state / "journal.v1").stat().st_size <= bound
         kill(first)
 
         second = start(tmp_path / "two", state, *roomy)
