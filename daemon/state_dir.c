@@ -277,7 +277,7 @@ void state_dir_restore(struct daemon *d)
     char why[OWNED_WHY_MAX];
     unsigned char header[JOURNAL_HEADER_SIZE];
     uint64_t generation;
-    bool replayed;
+    bool from_ring, replayed;
     int r;
 
     st->dirfd = owned_dir_open(d->cfg.state_dir, why);
@@ -287,11 +287,15 @@ void state_dir_restore(struct daemon *d)
         return;
     }
     generation = restore_ring(d);
+    from_ring = d->ring.n > 0;
     replayed = replay_journal(d, &generation);
     ring_budget_make_room(&d->ring, 0);
     ring_expire(&d->ring, clock_ns(CLOCK_REALTIME));
     if (d->ring.n)
-        log_info("restored %zu snapshots from %s", d->ring.n, d->cfg.state_dir);
+        log_info("restored %zu snapshots from %s/%s", d->ring.n, d->cfg.state_dir,
+                 !replayed   ? PERSIST_FILE
+                 : from_ring ? PERSIST_FILE " and " JOURNAL_FILE
+                             : JOURNAL_FILE);
     /* what the journal gave back goes into the ring file, under the
      * generation of the journal it came from; then a journal after both */
     journal_writer_init(&st->journal, generation, header);
