@@ -319,6 +319,20 @@ static json_t *server_json(struct daemon *d)
                      (json_int_t)st.reply_too_large);
 }
 
+/* The history on disk: what a crash would find. */
+static json_t *journal_json(const struct state_dir *st)
+{
+    bool open = st->journal_fd >= 0;
+
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "journal_bytes",
+                     (json_int_t)(open ? st->journal.bytes : 0), "journal_records",
+                     (json_int_t)(open ? st->journal.records : 0), "journal_cut_tails",
+                     (json_int_t)st->stats.cut_tails, "journal_errors",
+                     (json_int_t)st->stats.errors, "journal_compactions",
+                     (json_int_t)st->stats.compactions, "state_written_bytes",
+                     (json_int_t)st->stats.written_bytes);
+}
+
 /* Who holds the ring's memory: the first to give it up when it is short. */
 static json_t *top_cgroups_json(const struct ring *r)
 {
@@ -369,8 +383,10 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
                                         (json_int_t)ss.elf_files));
     json_object_update_new(o, collector_json(d));
     json_object_set_new(o, "coarsened_records", json_integer((json_int_t)r->coarsened_records));
+    json_object_set_new(o, "rss", json_integer((json_int_t)d->stats.rss));
     json_object_set_new(o, "top_cgroups", top_cgroups_json(r));
     json_object_update_new(o, server_json(d));
+    json_object_update_new(o, journal_json(&d->state));
     return vl_reply_new(o, false);
 }
 

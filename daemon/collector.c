@@ -61,6 +61,12 @@ static int open_skeleton(const struct collector_options *o, const int *cgroup_fd
     skel->rodata->trace_kernel_threads = o->trace_kernel_threads;
     skel->rodata->unwind_callers = o->unwind_callers;
     skel->rodata->ntrace_cgroups = ncgroups;
+    if (o->cgroup_share < 100) {
+        skel->rodata->stack_share_max =
+            (uint32_t)((uint64_t)o->stack_entries * o->cgroup_share / 100);
+        skel->rodata->entry_share_max =
+            (uint32_t)((uint64_t)o->agg_entries * o->cgroup_share / 100);
+    }
     if (attach == COLLECTOR_ATTACH_TP_BTF) {
         bpf_program__set_autoload(skel->progs.on_switch_raw, false);
         bpf_program__set_autoload(skel->progs.on_exec_raw, false);
@@ -334,6 +340,7 @@ static const char *const counter_names[OFFCPU_STAT__MAX] = {
     [OFFCPU_STAT_CACHE_HITS] = "stack_cache_hits",
     [OFFCPU_STAT_CACHE_CHECKS] = "stack_cache_checks",
     [OFFCPU_STAT_CACHE_MISMATCH] = "stack_cache_mismatches",
+    [OFFCPU_STAT_OVER_BUDGET] = "over_cgroup_share",
 };
 
 /* Losses: what an operator alerts on. The rest are events. */

@@ -24,6 +24,7 @@ void config_defaults(struct config *c)
     c->interval_ns = 1 * NSEC_PER_SEC;
     c->retention_ns = 15 * 60 * NSEC_PER_SEC;
     c->memory_limit = 256ULL << 20;
+    c->journal_size = 64ULL << 20;
     /* field by field: the reload compares these bytes, padding included */
     c->collector.attach = COLLECTOR_ATTACH_AUTO;
     c->collector.agg_entries = 65536;
@@ -33,6 +34,7 @@ void config_defaults(struct config *c)
     c->collector.cache_check_shift = 6;
     c->collector.trace_kernel_threads = true;
     c->collector.unwind_callers = true;
+    c->collector.cgroup_share = 25;
     snprintf(c->socket_group, sizeof(c->socket_group), "offcpu");
     c->max_clients = 128;
     c->max_clients_per_uid = 16;
@@ -214,6 +216,9 @@ static const struct key keys[] = {
      "must be an absolute path shorter than 108 bytes", NULL},
     {"state-directory", parse_path_key, FIELD(state_dir), 1, PATH_MAX - 33,
      "must be an absolute path", NULL},
+    {"journal-size", parse_size_key, FIELD(journal_size), 1ULL << 20, 1ULL << 40,
+     "must be a size from 1M to 1T, e.g. 64M", NULL},
+    {"journal-sync", parse_bool_key, FIELD(journal_sync), 0, 0, "must be yes or no", NULL},
     {"interval", parse_duration_key, FIELD(interval_ns), 10 * NSEC_PER_MSEC, 3600 * NSEC_PER_SEC,
      "must be a duration from 10ms to 1h, e.g. 1s", NULL},
     {"retention", parse_duration_key, FIELD(retention_ns), NSEC_PER_SEC, UINT64_MAX,
@@ -226,6 +231,8 @@ static const struct key keys[] = {
      "must be a number from 1024 to 16777216", NULL},
     {"stack-entries", parse_u32_key, FIELD(collector.stack_entries), 1024, 1U << 22,
      "must be a number from 1024 to 4194304", NULL},
+    {"cgroup-share", parse_u32_key, FIELD(collector.cgroup_share), 1, 100,
+     "must be a percentage from 1 to 100", NULL},
     {"stack-cache", parse_bool_key, FIELD(collector.stack_cache), 0, 0, "must be yes or no", NULL},
     {"stack-cache-check", parse_pow2_key, FIELD(collector.cache_check_shift), 1, 1U << 16,
      "must be a power of two from 1 to 65536 (one cache hit in N is checked)", NULL},

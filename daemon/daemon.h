@@ -3,6 +3,7 @@
 #ifndef DAEMON_H
 #define DAEMON_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "access.h"
@@ -15,6 +16,7 @@
 #include "metrics.h"
 #include "ring.h"
 #include "snapshot_build.h"
+#include "state_dir.h"
 #include "symbolizer.h"
 #include "varlink_server.h"
 
@@ -23,6 +25,7 @@ struct daemon_stats {
     uint64_t drain_last_ns;
     uint64_t drain_max_ns;
     uint64_t drain_total_ns;
+    size_t rss; /* resident bytes after the last drain */
     struct snapshot_stats snap;
     struct collector_counter collector[COLLECTOR_COUNTERS]; /* as last read for Status */
 };
@@ -35,13 +38,14 @@ struct daemon {
     struct symbolizer *sym;
     struct cgroups *cgroups; /* NULL without a cgroup2 mount */
     struct ring ring;
+    struct state_dir state; /* the ring's history on disk */
     struct listen_socket socket;
     struct vl_server_limits limits; /* from cfg, for the server */
     struct access_policy access;    /* from cfg, for the server and the API */
     struct vl_server *server;
-    struct metrics *metrics;             /* with metrics-listen only */
-    struct http_listener *metrics_http;  /* ... and its endpoint */
-    struct http_limits metrics_limits;   /* from cfg */
+    struct metrics *metrics;            /* with metrics-listen only */
+    struct http_listener *metrics_http; /* ... and its endpoint */
+    struct http_limits metrics_limits;  /* from cfg */
     int epfd;
     int64_t started_mono_ns;
     int64_t last_drain_mono_ns;    /* start of the last successful drain: its flip */
