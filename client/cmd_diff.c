@@ -87,15 +87,12 @@ static void after_params(json_t *params, const json_t *before)
 
 static int ask(const struct globals *g, json_t *params, const char *which, json_t **ret)
 {
-    char what[256];
     int r = daemon_call(g, "io.offcpud.Dump", params, ret);
 
     if (r != EXIT_OK)
         return r;
-    if (json_array_size(json_object_get(*ret, "stacks")) == 0) {
-        selection_describe(params, what, sizeof(what));
-        return fail("no off-CPU data%s in the %s window", what, which);
-    }
+    if (json_array_size(json_object_get(*ret, "stacks")) == 0)
+        return selection_no_data(params, which);
     return EXIT_OK;
 }
 
@@ -205,9 +202,9 @@ int cmd_diff(const struct globals *g, int argc, char **argv)
     if (r != EXIT_OK)
         return r;
     after_params(params, earlier);
-    r = ask(g, earlier, "earlier", &before);
+    r = ask(g, earlier, "the earlier window", &before);
     if (r == EXIT_OK)
-        r = ask(g, params, "later", &after);
+        r = ask(g, params, "the later window", &after);
     if (r != EXIT_OK)
         return r;
     if (w.output)

@@ -97,7 +97,6 @@ int cmd_dump(const struct globals *g, int argc, char **argv)
     json_auto_t *params = json_object();
     json_auto_t *reply = NULL;
     enum dump_format format = g->json ? FORMAT_JSON : FORMAT_FOLDED;
-    char what[256];
     int c, r = EXIT_OK;
 
     optind = 1;
@@ -129,9 +128,7 @@ int cmd_dump(const struct globals *g, int argc, char **argv)
         r = daemon_call(g, "io.offcpud.Dump", params, &reply);
     if (r != EXIT_OK)
         return r;
-    if (json_array_size(json_object_get(reply, "stacks")) == 0) {
-        selection_describe(params, what, sizeof(what));
-        return fail("no off-CPU data%s in that window", what);
-    }
+    if (json_array_size(json_object_get(reply, "stacks")) == 0)
+        return selection_no_data(params, "that window");
     return finish_output(print_dump(reply, format == FORMAT_JSON));
 }

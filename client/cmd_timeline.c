@@ -42,15 +42,14 @@ static int parse_buckets(const char *arg, json_t *params)
 static int print_timeline(const json_t *params, const json_t *reply, bool json_out)
 {
     struct timeline tl;
-    char what[256], title[512], window[128];
+    char title[512], window[128];
     int r = timeline_read(reply, &tl);
 
     if (r < 0)
         return fail("reading the daemon's timeline: %s", strerror(-r));
     if (!tl.peak_ns) {
         timeline_done(&tl);
-        selection_describe(params, what, sizeof(what));
-        return fail("no off-CPU data%s in that window", what);
+        return selection_no_data(params, "that window");
     }
     if (json_out) {
         r = print_json(reply);

@@ -76,7 +76,6 @@ int flamegraph_svg(const struct globals *g, json_t *params, const struct flamegr
 {
     json_auto_t *dump = NULL, *timeline_reply = NULL;
     struct timeline tl = {0};
-    char what[256];
     int r;
 
     if (req->colors == SVG_COLOR_STATES)
@@ -84,10 +83,8 @@ int flamegraph_svg(const struct globals *g, json_t *params, const struct flamegr
     r = daemon_call(g, "io.offcpud.Dump", params, &dump);
     if (r != EXIT_OK)
         return r;
-    if (json_array_size(json_object_get(dump, "stacks")) == 0) {
-        selection_describe(params, what, sizeof(what));
-        return fail("no off-CPU data%s in that window", what);
-    }
+    if (json_array_size(json_object_get(dump, "stacks")) == 0)
+        return selection_no_data(params, "that window");
     if (req->timeline) {
         r = ask_timeline(g, params, dump, &timeline_reply);
         if (r != EXIT_OK)

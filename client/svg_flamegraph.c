@@ -51,10 +51,7 @@ static void put_label(FILE *f, const char *name, double w)
         if (((unsigned char)*end & 0xc0) != 0x80 && ++n > fit - 2)
             break;
     }
-    char cut[end - name + 1];
-    memcpy(cut, name, (size_t)(end - name));
-    cut[end - name] = '\0';
-    svg_put_text(f, cut);
+    svg_put_textn(f, name, (size_t)(end - name));
     fputs("..", f);
 }
 

@@ -390,31 +390,24 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
     return vl_reply_new(o, false);
 }
 
+/* Which tasks and which window: the parameters Dump and Timeline share. */
+#define SELECTION_PARAMS                                                                           \
+    {"pid", VL_INT, false}, {"tid", VL_INT, false}, {"cgroup", VL_STRING, false},                  \
+        {"comm", VL_STRING, false}, {"state", VL_STRING, false}, {"since_ns", VL_INT, false},      \
+        {"until_ns", VL_INT, false}, {"start_ns", VL_INT, false},                                  \
+    {                                                                                              \
+        "end_ns", VL_INT, false                                                                    \
+    }
+
 static const struct vl_param dump_params[] = {
-    {"pid", VL_INT, false},
-    {"tid", VL_INT, false},
-    {"cgroup", VL_STRING, false},
-    {"comm", VL_STRING, false},
-    {"state", VL_STRING, false},
-    {"since_ns", VL_INT, false},
-    {"until_ns", VL_INT, false},
-    {"start_ns", VL_INT, false},
-    {"end_ns", VL_INT, false},
+    SELECTION_PARAMS,
     {"min_total_ns", VL_INT, false},
     {"group_by", VL_STRING_ARRAY, false},
     {"frame_detail", VL_BOOL, false},
     {NULL, 0, false},
 };
 static const struct vl_param timeline_params[] = {
-    {"pid", VL_INT, false},
-    {"tid", VL_INT, false},
-    {"cgroup", VL_STRING, false},
-    {"comm", VL_STRING, false},
-    {"state", VL_STRING, false},
-    {"since_ns", VL_INT, false},
-    {"until_ns", VL_INT, false},
-    {"start_ns", VL_INT, false},
-    {"end_ns", VL_INT, false},
+    SELECTION_PARAMS,
     {"buckets", VL_INT, false},
     {NULL, 0, false},
 };

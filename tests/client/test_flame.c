@@ -115,9 +115,13 @@ static void check_windows_and_states(void)
 
 static void check_svg_text(void)
 {
-    static const char *const stacks[] = {"<script>&\"x\"=50", "\x01odd=50",
-                                         "h\xc3\xa9h\xc3\xa9h\xc3\xa9h\xc3\xa9h\xc3\xa9=1"};
-    json_t *r = reply(stacks, 3);
+    /* 20 two-byte characters in 5/106 of 1180 px: room for 6, so 4 and ".." */
+    static const char *const stacks[] = {
+        "<script>&\"x\"=50", "\x01odd=50",
+        "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+        "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9=5",
+        "tiny=1"};
+    json_t *r = reply(stacks, 4);
     struct svg_flamegraph o = {.title = "t<", .subtitle = "s&", .min_px = 0.1, .max_frames = 100};
     struct flame_tree t;
     char *text = NULL;
@@ -132,8 +136,10 @@ static void check_svg_text(void)
           "frame names escaped");
     CHECK(strstr(text, "?odd") && !strchr(text, '\x01'), "control characters replaced");
     CHECK(strstr(text, ">t&lt;<") && strstr(text, ">s&amp;<"), "title and subtitle escaped");
-    CHECK(strstr(text, "(50.0ns, 49.50%)") || strstr(text, "(0.1us, 49.50%)"),
+    CHECK(strstr(text, "(50.0ns, 47.17%)") || strstr(text, "(0.1us, 47.17%)"),
           "a tooltip with time and share");
+    CHECK(strstr(text, ">\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9..</text>"),
+          "a label cut to the width, between whole UTF-8 characters");
     flame_tree_done(&t);
     json_decref(r);
     free(text);

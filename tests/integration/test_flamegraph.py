@@ -5,7 +5,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import at, run_workload
+from conftest import assert_fails, at, run_workload
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -128,10 +128,7 @@ def test_whole_machine_stays_small(daemon, tmp_path):
     (("--bogus",), 2, "unknown option '--bogus'"),
 ])
 def test_bad_input(daemon, args, code, message):
-    res = daemon.ctl("flamegraph", *args, check=False)
-    assert res.returncode == code, res
-    assert message in res.stderr and res.stderr.count("\n") == 1, res.stderr
-    assert not res.stdout, "no half graph"
+    assert_fails(daemon, ("flamegraph", *args), code, message)
 
 
 def test_no_file_left_on_error(daemon, tmp_path):
@@ -141,5 +138,4 @@ def test_no_file_left_on_error(daemon, tmp_path):
 
 
 def test_json_needs_a_file(daemon):
-    res = daemon.ctl("--json", "flamegraph", check=False)
-    assert res.returncode == 2 and "--json needs -o FILE" in res.stderr, res
+    assert_fails(daemon, ("--json", "flamegraph"), 2, "--json needs -o FILE")

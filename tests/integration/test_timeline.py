@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from conftest import at, run_workload
+from conftest import assert_fails, at, run_workload
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +70,4 @@ def test_human_sparklines_and_table(daemon, run):
     (("extra",), 2, "unexpected argument 'extra'"),
 ])
 def test_bad_input(daemon, args, code, message):
-    res = daemon.ctl("timeline", *args, check=False)
-    assert res.returncode == code, res
-    assert message in res.stderr and res.stderr.count("\n") == 1, res.stderr
+    assert_fails(daemon, ("timeline", *args), code, message)
