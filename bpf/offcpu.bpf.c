@@ -20,6 +20,8 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "offcpu.h"
+#include "common.bpf.h"
+#include "unwind.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -39,7 +41,6 @@ volatile __u32 gen;
 const volatile bool stack_cache = true; /* reuse stacks when a task blocks at a known place */
 const volatile __u32 check_shift = 6;   /* ...and walk anyway one hit in 2^check_shift */
 const volatile bool trace_kernel_threads = true;
-const volatile bool unwind_callers = true; /* recover callers past code without frame pointers */
 const volatile __u32 ntrace_cgroups = 0;   /* 0: every cgroup; else those in trace_cgroups */
 
 /* What a blocking episode is charged to, fixed at switch-out. */
@@ -169,46 +170,11 @@ struct {
 } scratch SEC(".maps");
 
 struct {
-    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-    __uint(max_entries, 1);
-    __type(key, __u32);
-    __type(value, struct offcpu_stats);
-} stats SEC(".maps");
-
-/*
- * Where code without frame pointers (glibc) keeps the return address, per
- * process image and pc, as read by the daemon from the code's call frame
- * information on request: a frame-pointer walk skips the caller of such
- * code, and these rules recover it.
- */
-struct {
-    __uint(type, BPF_MAP_TYPE_LRU_HASH);
-    __uint(max_entries, 16384);
-    __type(key, struct offcpu_unwind_key);
-    __type(value, __s32);
-} unwind_rules SEC(".maps");
-
-struct {
     __uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
     __uint(max_entries, OFFCPU_TRACE_CGROUPS_MAX);
     __type(key, __u32);
     __type(value, __u32);
 } trace_cgroups SEC(".maps");
-
-struct {
-    __uint(type, BPF_MAP_TYPE_RINGBUF);
-    __uint(max_entries, 256 * 1024);
-} announcements SEC(".maps");
-
-static __always_inline void stat_add(enum offcpu_stat s, __u64 n)
-{
-    __u32 zero = 0;
-    struct offcpu_stats *st = bpf_map_lookup_elem(&stats, &zero);
-
-    /* atomic: a preempted iterator and sched_switch may share a CPU */
-    if (st && s < OFFCPU_STAT__MAX)
-        __sync_fetch_and_add(&st->v[s], n);
-}
 
 static __always_inline __u32 state_of(bool preempt, unsigned int prev_state)
 {
@@ -306,90 +272,29 @@ struct switch_out {
     __u32 exec_id;
     __u64 cgroup_id;
     char comm[16];
+    __u64 mm; /* the address space: whose unwind table */
     bool kthread;
     bool has_regs;  /* fp is filled in */
     bool cacheable; /* ...and may be used to reuse stacks */
     struct fingerprint fp;
 };
 
-/* Ask the daemon once for the rule at pc: a pending rule stands meanwhile. */
-static __always_inline void request_rule(const struct offcpu_unwind_key *k, bool leaf)
-{
-    __s32 pending = OFFCPU_UNWIND_PENDING;
-    struct offcpu_announce a = {
-        .tgid = k->tgid,
-        .exec_id = k->exec_id,
-        .kind = leaf ? OFFCPU_ANNOUNCE_UNWIND_LEAF : OFFCPU_ANNOUNCE_UNWIND_CALLER,
-        .pc = k->pc,
-    };
-
-    if (bpf_map_update_elem(&unwind_rules, k, &pending, BPF_NOEXIST) == 0 &&
-        bpf_ringbuf_output(&announcements, &a, sizeof(a), 0) < 0) {
-        bpf_map_delete_elem(&unwind_rules, k);
-        stat_add(OFFCPU_STAT_ANNOUNCE_LOST, 1);
-    }
-}
-
-/*
- * A frame-pointer walk gives [pc, return address at bp + 8, ...]. Where pc is
- * in code without frame pointers, bp still holds the frame of the first
- * caller with one, and the callers in between are missing: follow the rules
- * from the user sp instead. Returns how many return addresses were found;
- * *final is false when a rule was missing (asked for, or being asked): the
- * stacks are not to be reused, a later walk will know more.
- */
-static __always_inline __u32 recover_callers(const struct switch_out *so,
-                                             __u64 ra[OFFCPU_UNWIND_MAX], bool *final)
-{
-    __u64 pc = so->fp.ip, sp = so->fp.sp;
-    __u32 n = 0;
-
-    for (int i = 0; i < OFFCPU_UNWIND_MAX; i++) {
-        struct offcpu_unwind_key k = {.tgid = so->tgid, .exec_id = so->exec_id, .pc = pc};
-        __s32 *rule = bpf_map_lookup_elem(&unwind_rules, &k);
-        __s32 off;
-
-        if (!rule) {
-            request_rule(&k, i == 0);
-            *final = false;
-            break;
-        }
-        off = *rule;
-        if (off == OFFCPU_UNWIND_PENDING) {
-            *final = false;
-            break;
-        }
-        if (off <= 0 || off >= 1 << 16)
-            break;
-        if (bpf_probe_read_user(&ra[i], sizeof(ra[i]), (void *)(sp + off - 8)) < 0 || !ra[i])
-            break;
-        sp += off;
-        pc = ra[i];
-        n++;
-    }
-    return n;
-}
-
-/* The user stack, with the callers recovered put after the pc: the walk is
- * written n frames in, and its first frame, the pc, moved to the front. */
+/* The user stack, from call frame information or frame pointers. Returns
+ * its hash; *final is false when the walk met what its table does not know
+ * yet: the stacks are not to be reused, a later walk will know more. */
 static __always_inline __u64 take_user_stack(void *ctx, struct offcpu_stack *s,
                                              const struct switch_out *so, bool *final)
 {
-    __u64 ra[OFFCPU_UNWIND_MAX];
-    __u32 n = unwind_callers && so->has_regs ? recover_callers(so, ra, final) : 0, got;
+    if (unwind_dwarf && so->has_regs) {
+        struct unwind_start start = {.ip = so->fp.ip, .sp = so->fp.sp, .bp = so->fp.bp,
+                                     .mm = so->mm, .tgid = so->tgid, .exec_id = so->exec_id};
 
-    got = take_stack(ctx, s, n, sizeof(s->ip), true);
-    if (!got)
-        return OFFCPU_STACK_MISSED;
-    if (n && s->ip[n & 3] != so->fp.ip)
-        n = 0; /* not walked from the registers read: keep the walk alone */
-    if (n) {
-        s->ip[0] = so->fp.ip;
-        for (__u32 i = 0; i < OFFCPU_UNWIND_MAX; i++)
-            if (i < n)
-                s->ip[i + 1] = ra[i];
+        *final = unwind_user_stack(s, &start);
+    } else {
+        s->nr = take_stack(ctx, s, 0, sizeof(s->ip), true);
+        if (!s->nr)
+            return OFFCPU_STACK_MISSED;
     }
-    s->nr = got + n;
     return stack_hash(s, OFFCPU_USER_DEPTH);
 }
 
@@ -478,12 +383,8 @@ static __always_inline void switch_out(void *ctx, struct task_rec *rec, const st
     /* A short-lived process may be gone before the next drain: have its
      * mappings read now. Not at a preemption: it may still be in ld.so. */
     if (!rec->announced && !so->kthread && so->state != OFFCPU_STATE_RUNNABLE) {
-        struct offcpu_announce a = {
-            .tgid = so->tgid, .exec_id = so->exec_id, .kind = OFFCPU_ANNOUNCE_PROCESS};
-
         rec->announced = 1;
-        if (bpf_ringbuf_output(&announcements, &a, sizeof(a), 0) < 0)
-            stat_add(OFFCPU_STAT_ANNOUNCE_LOST, 1);
+        announce(so->tgid, so->exec_id, OFFCPU_ANNOUNCE_PROCESS, so->mm);
     }
     /* Last, so that a record is complete whenever ts is set. */
     rec->ts = bpf_ktime_get_ns();
@@ -646,6 +547,7 @@ int BPF_PROG(on_switch_btf, bool preempt, struct task_struct *prev, struct task_
          * kernel paths: rare, and the blocks most worth getting exactly right */
         if (!so.kthread) {
             fingerprint_of(&so.fp, prev, so.state);
+            so.mm = (__u64)prev->mm;
             so.has_regs = true;
             so.cacheable = stack_cache && !preempt && so.state != OFFCPU_STATE_UNINTERRUPTIBLE;
         }
@@ -707,26 +609,18 @@ int BPF_PROG(on_switch_raw, bool preempt, struct task_struct *prev, struct task_
 
 /* The new image's mappings are read now; the old image's, read when the
  * process first blocked, are kept for the stacks taken before. */
-static __always_inline void announce_exec(__u32 tgid, __u64 exec_id)
-{
-    struct offcpu_announce a = {
-        .tgid = tgid, .exec_id = (__u32)exec_id, .kind = OFFCPU_ANNOUNCE_PROCESS};
-
-    if (bpf_ringbuf_output(&announcements, &a, sizeof(a), 0) < 0)
-        stat_add(OFFCPU_STAT_ANNOUNCE_LOST, 1);
-}
-
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec_btf, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-    announce_exec(p->tgid, p->self_exec_id);
+    announce(p->tgid, p->self_exec_id, OFFCPU_ANNOUNCE_EXEC, (__u64)p->mm);
     return 0;
 }
 
 SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_exec_raw, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-    announce_exec(BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, self_exec_id));
+    announce(BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, self_exec_id), OFFCPU_ANNOUNCE_EXEC,
+             (__u64)BPF_CORE_READ(p, mm));
     return 0;
 }
 

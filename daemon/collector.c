@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include "macro.h"
 #include "offcpu.skel.h"
 #include "sorted_search.h"
+#include "unwind_tables.h"
 
 struct collector {
     struct offcpu_bpf *skel;
@@ -30,6 +32,9 @@ struct collector {
     int64_t gen_start_ns; /* CLOCK_REALTIME when the current generation began */
     struct drained d;
     uint32_t agg_cap, stack_cap;
+    struct unwind_tables *unwind; /* NULL with unwind = frame-pointer */
+    struct offcpu_unwind_row *rows; /* unwind_rows, mapped */
+    size_t rows_size;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -42,6 +47,36 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 
 _Static_assert(COLLECTOR_TRACE_CGROUPS_MAX == OFFCPU_TRACE_CGROUPS_MAX, "one limit, two names");
 _Static_assert(COLLECTOR_COUNTERS == OFFCPU_STAT__MAX, "one counter per BPF stat");
+
+static uint32_t unwind_rows_max(const struct collector_options *o)
+{
+    uint64_t n = o->unwind_memory / sizeof(struct offcpu_unwind_row);
+
+    return n > UINT32_MAX ? UINT32_MAX : n ? (uint32_t)n : 1;
+}
+
+/* The tables the walk reads, and every process's read now: the first block
+ * of a process already running is then walked whole. */
+static int open_unwind_tables(struct collector *c, const struct collector_options *o)
+{
+    uint32_t n = unwind_rows_max(o);
+    void *rows;
+    int r;
+
+    if (!o->unwind_dwarf)
+        return 0;
+    c->rows_size = (size_t)n * sizeof(*c->rows);
+    rows = mmap(NULL, c->rows_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+                bpf_map__fd(c->skel->maps.unwind_rows), 0);
+    if (rows == MAP_FAILED)
+        return -errno;
+    c->rows = rows;
+    r = unwind_tables_new(c->rows, n, bpf_map__fd(c->skel->maps.unwind_procs), &c->unwind);
+    if (r < 0)
+        return r;
+    unwind_tables_load_all(c->unwind);
+    return 0;
+}
 
 static int open_skeleton(const struct collector_options *o, const int *cgroup_fds,
                          uint32_t ncgroups, enum collector_attach attach, struct offcpu_bpf **ret)
@@ -59,7 +94,9 @@ static int open_skeleton(const struct collector_options *o, const int *cgroup_fd
     skel->rodata->stack_cache = o->stack_cache;
     skel->rodata->check_shift = o->cache_check_shift;
     skel->rodata->trace_kernel_threads = o->trace_kernel_threads;
-    skel->rodata->unwind_callers = o->unwind_callers;
+    skel->rodata->unwind_dwarf = o->unwind_dwarf;
+    /* without rows, the walk needs none: one (an array cannot be empty) */
+    bpf_map__set_max_entries(skel->maps.unwind_rows, o->unwind_dwarf ? unwind_rows_max(o) : 1);
     skel->rodata->ntrace_cgroups = ncgroups;
     if (attach == COLLECTOR_ATTACH_TP_BTF) {
         bpf_program__set_autoload(skel->progs.on_switch_raw, false);
@@ -137,6 +174,8 @@ int collector_open(const struct collector_options *o, const int *trace_cgroup_fd
         log_warning("membarrier(MEMBARRIER_CMD_GLOBAL) unavailable (nohz_full?): "
                     "waiting 20ms after each flip instead of an RCU grace period");
     r = load_and_attach(c, o, trace_cgroup_fds, ntrace_cgroups);
+    if (r >= 0)
+        r = open_unwind_tables(c, o);
     if (r < 0) {
         collector_free(c);
         return r;
@@ -150,6 +189,9 @@ struct collector *collector_free(struct collector *c)
     if (!c)
         return NULL;
     ring_buffer__free(c->announcements);
+    unwind_tables_free(c->unwind);
+    if (c->rows)
+        munmap(c->rows, c->rows_size);
     offcpu_bpf__destroy(c->skel);
     free(c->d.keys);
     free(c->d.values);
@@ -237,13 +279,17 @@ int collector_take_announcements(struct collector *c)
     return r < 0 ? r : 0;
 }
 
-int collector_set_unwind_rule(struct collector *c, const struct offcpu_announce *a, int32_t rule)
+int collector_load_unwind_table(struct collector *c, const struct offcpu_announce *a)
 {
-    struct offcpu_unwind_key k = {.tgid = a->tgid, .exec_id = a->exec_id, .pc = a->pc};
+    return c->unwind ? unwind_tables_load(c->unwind, (pid_t)a->tgid, a->mm) : 0;
+}
 
-    if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.unwind_rules), &k, &rule, BPF_ANY) < 0)
-        return -errno;
-    return 0;
+void collector_get_unwind_stats(const struct collector *c, struct unwind_tables_stats *ret)
+{
+    if (c->unwind)
+        unwind_tables_get_stats(c->unwind, ret);
+    else
+        *ret = (struct unwind_tables_stats){0};
 }
 
 /* Charge the time of tasks still blocked to the generation about to end. */
@@ -277,6 +323,8 @@ int collector_flip_and_drain(struct collector *c, struct drained **ret)
     c->skel->bss->gen = c->gen;
     now = clock_ns(CLOCK_REALTIME);
     wait_for_writers(c);
+    if (c->unwind)
+        unwind_tables_begin_pass(c->unwind); /* no walk reads what was freed before */
 
     n = drain_map(bpf_map__fd(old & 1 ? c->skel->maps.agg1 : c->skel->maps.agg0), c->d.keys,
                   sizeof(*c->d.keys), c->d.values, sizeof(*c->d.values), c->agg_cap);
@@ -334,6 +382,15 @@ static const char *const counter_names[OFFCPU_STAT__MAX] = {
     [OFFCPU_STAT_CACHE_HITS] = "stack_cache_hits",
     [OFFCPU_STAT_CACHE_CHECKS] = "stack_cache_checks",
     [OFFCPU_STAT_CACHE_MISMATCH] = "stack_cache_mismatches",
+    [OFFCPU_STAT_UNWIND_WALKS] = "unwind_walks",
+    [OFFCPU_STAT_UNWIND_FRAMES] = "unwind_frames",
+    [OFFCPU_STAT_UNWIND_ENTRY] = "unwind_reached_entry",
+    [OFFCPU_STAT_UNWIND_END] = "unwind_ended_null",
+    [OFFCPU_STAT_UNWIND_NO_TABLE] = "unwind_no_table",
+    [OFFCPU_STAT_UNWIND_UNKNOWN] = "unwind_unknown_cfi",
+    [OFFCPU_STAT_UNWIND_READ] = "unwind_read_error",
+    [OFFCPU_STAT_UNWIND_DEPTH] = "unwind_truncated",
+    [OFFCPU_STAT_UNWIND_FP] = "unwind_frame_pointer_frames",
 };
 
 /* Losses: what an operator alerts on. The rest are events. */
@@ -348,6 +405,9 @@ static const enum collector_counter_kind counter_kinds[OFFCPU_STAT__MAX] = {
     [OFFCPU_STAT_NO_SWITCH_OUT] = COLLECTOR_LOST_EVENT,
     [OFFCPU_STAT_STORAGE_FAIL] = COLLECTOR_LOST_EVENT,
     [OFFCPU_STAT_ANNOUNCE_LOST] = COLLECTOR_LOST_EVENT,
+    [OFFCPU_STAT_UNWIND_NO_TABLE] = COLLECTOR_LOST_EVENT,
+    [OFFCPU_STAT_UNWIND_READ] = COLLECTOR_LOST_EVENT,
+    [OFFCPU_STAT_UNWIND_DEPTH] = COLLECTOR_LOST_EVENT,
 };
 
 int collector_read_counters(struct collector *c, struct collector_counter *ret)

@@ -13,6 +13,7 @@
 #include <linux/types.h>
 #include "collector_options.h"
 #include "offcpu.h"
+#include "unwind_tables.h"
 
 struct drained_slot {
     uint64_t hash;
@@ -55,7 +56,7 @@ const struct offcpu_stack *drained_find_stack(const struct drained *d, uint64_t 
 
 /* Called for each announcement of the BPF side: a process whose mappings are
  * to be read while it lives (a thread's first voluntary block, an exec), or
- * an unwind rule wanted (answer with collector_set_unwind_rule). */
+ * whose unwind table is wanted (an exec, an unknown address). */
 typedef void (*collector_announce_fn)(void *userdata, const struct offcpu_announce *a);
 
 /* Set the callback; returns an fd to poll, readable when announcements wait. */
@@ -63,9 +64,11 @@ int collector_watch_announcements(struct collector *c, collector_announce_fn fn,
 /* Hand what is waiting to the callback. */
 int collector_take_announcements(struct collector *c);
 
-/* The rule for the announcement's pc: a CFA offset from the user sp, or
- * OFFCPU_UNWIND_STOP. Until it is set, the stacks walked there are not reused. */
-int collector_set_unwind_rule(struct collector *c, const struct offcpu_announce *a, int32_t rule);
+/* Read the unwind table of the announced process (nothing with unwind =
+ * frame-pointer). Returns 0 or a negative errno. */
+int collector_load_unwind_table(struct collector *c, const struct offcpu_announce *a);
+
+void collector_get_unwind_stats(const struct collector *c, struct unwind_tables_stats *ret);
 
 /* What the BPF side counted (summed over CPUs), by name: every event and
  * every loss. */

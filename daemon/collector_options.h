@@ -23,7 +23,8 @@ struct collector_options {
     bool stack_cache;           /* reuse stacks when a task blocks at the same place again */
     uint32_t cache_check_shift; /* walk one cache hit in 2^shift all the same */
     bool trace_kernel_threads;
-    bool unwind_callers; /* recover callers past code without frame pointers */
+    bool unwind_dwarf;     /* walk user stacks from call frame information, else frame pointers */
+    uint64_t unwind_memory; /* bytes of unwind rows, for all files together */
 };
 
 #endif

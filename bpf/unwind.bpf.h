@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * The user stack, walked from call frame information: code built without
+ * frame pointers (Debian's glibc, python3, bash, ...) keeps its callers all
+ * the same. Per frame: find the mapping of pc in the process's table (kept
+ * by the daemon, sorted: a bounded binary search), then the row of its file
+ * that covers pc (another), compute the CFA from rsp or rbp, read the return
+ * address below it and the saved rbp, and go on from the caller.
+ *
+ * Code with no rows (JIT code, code without CFI) is followed by its frame
+ * pointer. The walk ends at a thread's entry (the CFI says the return
+ * address is undefined there), or where nothing more can be told for sure:
+ * it never guesses a frame. An address or address space the table does not
+ * know yet ends the walk too, and asks the daemon to read the process again;
+ * such a walk is not to be reused (see stack_cache.bpf.h).
+ */
+#ifndef UNWIND_BPF_H
+#define UNWIND_BPF_H
+
+#include "common.bpf.h"
+
+/* Set by the daemon before load: walk with the rows (else frame pointers
+ * only, as bpf_get_stack does). */
+const volatile bool unwind_dwarf = true;
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(map_flags, BPF_F_MMAPABLE); /* written by the daemon in place */
+    __uint(max_entries, 1);            /* set from unwind-memory */
+    __type(key, __u32);
+    __type(value, struct offcpu_unwind_row);
+} unwind_rows SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __uint(max_entries, 32768);
+    __type(key, __u32); /* tgid */
+    __type(value, struct offcpu_unwind_process);
+} unwind_procs SEC(".maps");
+
+/* Steps of the binary searches: 2^7 mappings, 2^23 rows (more than
+ * UNWIND_ROWS_PER_FILE_MAX). */
+#define MAPPING_SEARCH_STEPS 8
+#define ROW_SEARCH_STEPS     24
+
+enum walk_end {
+    WALK_GOING,
+    WALK_ENTRY = OFFCPU_STAT_UNWIND_ENTRY,
+    WALK_END = OFFCPU_STAT_UNWIND_END,
+    WALK_NO_TABLE = OFFCPU_STAT_UNWIND_NO_TABLE,
+    WALK_UNKNOWN = OFFCPU_STAT_UNWIND_UNKNOWN,
+    WALK_READ = OFFCPU_STAT_UNWIND_READ,
+};
+
+struct walk {
+    struct offcpu_stack *s;
+    struct offcpu_unwind_process *proc; /* NULL: no table for this address space */
+    __u64 pc, sp, bp;
+    __u32 tgid, exec_id;
+    __u64 mm;
+    __u32 end;       /* enum walk_end */
+    bool bp_known;   /* bp holds the caller's rbp */
+};
+
+/*
+ * The mapping holding addr, copied into *ret; false for none. Copied, not
+ * pointed to: the verifier follows each path of the search on its own, and a
+ * copy lets those paths meet again right after it.
+ */
+static __always_inline bool mapping_of(const struct offcpu_unwind_process *proc, __u64 addr,
+                                       struct offcpu_unwind_mapping *ret)
+{
+    __u32 lo = 0, hi = proc->n;
+
+    if (hi > OFFCPU_UNWIND_MAPPINGS_MAX)
+        return false;
+    /* the first mapping starting above addr */
+    for (int i = 0; i < MAPPING_SEARCH_STEPS && lo < hi; i++) {
+        __u32 mid = (lo + hi) / 2;
+
+        if (mid >= OFFCPU_UNWIND_MAPPINGS_MAX)
+            return false;
+        if (proc->maps[mid].start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || lo > OFFCPU_UNWIND_MAPPINGS_MAX)
+        return false;
+    *ret = proc->maps[lo - 1];
+    return addr < ret->end;
+}
+
+/* The row of the file's rows [first, first + count) covering ELF address
+ * vaddr, or NULL before the first. */
+static __always_inline const struct offcpu_unwind_row *row_of(__u32 first, __u32 count,
+                                                              __u32 vaddr)
+{
+    __u32 lo = first, hi = first + count, idx;
+
+    for (int i = 0; i < ROW_SEARCH_STEPS && lo < hi; i++) {
+        __u32 mid = lo + (hi - lo) / 2;
+        const struct offcpu_unwind_row *r = bpf_map_lookup_elem(&unwind_rows, &mid);
+
+        if (!r)
+            return NULL;
+        if (r->pc <= vaddr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == first)
+        return NULL;
+    idx = lo - 1;
+    return bpf_map_lookup_elem(&unwind_rows, &idx);
+}
+
+/* Ask the daemon to read the process's table: once, until it has. Without
+ * a table at all, every walk asks until the daemon has written one (a few
+ * milliseconds after the first). */
+static __always_inline void ask_for_table(struct walk *w)
+{
+    if (w->proc && __sync_lock_test_and_set(&w->proc->asked, OFFCPU_UNWIND_ASKED) ==
+                       OFFCPU_UNWIND_ASKED)
+        return;
+    announce(w->tgid, w->exec_id, OFFCPU_ANNOUNCE_UNWIND_TABLE, w->mm);
+}
+
+/* One frame by frame pointer: [bp] holds the caller's rbp, [bp + 8] the
+ * return address. */
+static __always_inline bool step_by_frame_pointer(struct walk *w)
+{
+    __u64 frame[2];
+
+    if (!w->bp_known || !w->bp) {
+        w->end = WALK_END;
+        return false;
+    }
+    if (bpf_probe_read_user(frame, sizeof(frame), (void *)w->bp) < 0) {
+        w->end = WALK_READ;
+        return false;
+    }
+    w->sp = w->bp + 16;
+    w->bp = frame[0];
+    w->pc = frame[1];
+    stat_add(OFFCPU_STAT_UNWIND_FP, 1);
+    return true;
+}
+
+/* One frame by the row covering pc. */
+static __always_inline bool step_by_row(struct walk *w, const struct offcpu_unwind_row *row)
+{
+    __u64 cfa, frame[2]; /* [saved rbp, return address] when rbp is at CFA - 16 */
+
+    switch (row->cfa) {
+    case OFFCPU_CFA_RSP:
+        cfa = w->sp + row->cfa_off;
+        break;
+    case OFFCPU_CFA_RBP:
+        if (!w->bp_known) {
+            w->end = WALK_UNKNOWN;
+            return false;
+        }
+        cfa = w->bp + row->cfa_off;
+        break;
+    case OFFCPU_CFA_PLT:
+        cfa = w->sp + row->cfa_off + ((w->pc & 15) >= row->plt_push ? 8 : 0);
+        break;
+    case OFFCPU_CFA_ENTRY:
+        w->end = WALK_ENTRY;
+        return false;
+    default:
+        w->end = WALK_UNKNOWN;
+        return false;
+    }
+    /* one read where rbp lies next to the return address, as after the
+     * usual push rbp: user memory reads are dear */
+    if (row->rbp == OFFCPU_RBP_SAVED && row->rbp_off == -16) {
+        if (bpf_probe_read_user(frame, sizeof(frame), (void *)(cfa - 16)) < 0) {
+            w->end = WALK_READ;
+            return false;
+        }
+    } else {
+        if (bpf_probe_read_user(&frame[1], sizeof(frame[1]), (void *)(cfa - 8)) < 0 ||
+            (row->rbp == OFFCPU_RBP_SAVED &&
+             bpf_probe_read_user(&frame[0], sizeof(frame[0]), (void *)(cfa + row->rbp_off)) < 0)) {
+            w->end = WALK_READ;
+            return false;
+        }
+    }
+    if (row->rbp == OFFCPU_RBP_SAVED) {
+        w->bp = frame[0];
+        w->bp_known = true;
+    } else if (row->rbp == OFFCPU_RBP_UNKNOWN) {
+        w->bp_known = false;
+    }
+    w->sp = cfa;
+    w->pc = frame[1];
+    return true;
+}
+
+/* bpf_loop's body: the caller of the frame at w->pc, appended. */
+static long unwind_step(__u32 i, void *ctx)
+{
+    struct walk *w = ctx;
+    struct offcpu_unwind_mapping m;
+    const struct offcpu_unwind_row *row;
+    /* a return address points after its call, maybe past the function's end */
+    __u64 at = i == 0 ? w->pc : w->pc - 1;
+    __u32 n;
+    bool ok;
+
+    if (!w->proc) {
+        w->end = WALK_NO_TABLE;
+        return 1;
+    }
+    if (!mapping_of(w->proc, at, &m)) {
+        if (w->proc->asked != OFFCPU_UNWIND_FULL)
+            ask_for_table(w);
+        w->end = WALK_NO_TABLE;
+        return 1;
+    }
+    row = NULL;
+    if (m.row_count && at - m.bias <= 0xffffffffULL)
+        row = row_of(m.row_first, m.row_count, (__u32)(at - m.bias));
+    if (!row || row->cfa == OFFCPU_CFA_NONE)
+        ok = step_by_frame_pointer(w);
+    else
+        ok = step_by_row(w, row);
+    if (!ok)
+        return 1;
+    if (!w->pc) {
+        w->end = WALK_END;
+        return 1;
+    }
+    n = w->s->nr;
+    if (n >= OFFCPU_USER_DEPTH)
+        return 1;
+    w->s->ip[n] = w->pc;
+    w->s->nr = n + 1;
+    stat_add(OFFCPU_STAT_UNWIND_FRAMES, 1);
+    return 0;
+}
+
+/* Where the walk starts: the user registers of the task switching out. */
+struct unwind_start {
+    __u64 ip, sp, bp;
+    __u64 mm;
+    __u32 tgid, exec_id;
+};
+
+/*
+ * The user stack from its registers, into s. Returns 0 where the walk met
+ * what its table does not know yet (the stack is incomplete, the daemon was
+ * asked), 1 otherwise.
+ *
+ * A global function: the verifier checks it once, not once for each path of
+ * its caller that reaches it.
+ */
+__noinline int unwind_user_stack(struct offcpu_stack *s, const struct unwind_start *r)
+{
+    struct walk w = {.s = s, .bp_known = true};
+
+    if (!s || !r)
+        return 1;
+    w.pc = r->ip;
+    w.sp = r->sp;
+    w.bp = r->bp;
+    w.mm = r->mm;
+    w.tgid = r->tgid;
+    w.exec_id = r->exec_id;
+    s->kernel = 0;
+    s->ip[0] = r->ip;
+    s->nr = 1;
+    w.proc = bpf_map_lookup_elem(&unwind_procs, &w.tgid);
+    /* a table read at start knows no address space yet: it is this one's
+     * (the daemon read it after this process began) */
+    if (w.proc && w.proc->mm == 0)
+        __sync_val_compare_and_swap(&w.proc->mm, 0, w.mm);
+    if (!w.proc || w.proc->mm != w.mm) {
+        /* none yet, an exec, or another process with a reused pid */
+        ask_for_table(&w);
+        w.proc = NULL;
+    }
+    stat_add(OFFCPU_STAT_UNWIND_WALKS, 1);
+    bpf_loop(OFFCPU_USER_DEPTH - 1, unwind_step, &w, 0);
+    if (w.end == WALK_GOING)
+        stat_add(OFFCPU_STAT_UNWIND_DEPTH, 1);
+    else
+        stat_add(w.end, 1);
+    return w.end != WALK_NO_TABLE;
+}
+
+#endif
