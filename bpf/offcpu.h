@@ -94,6 +94,22 @@ struct offcpu_unwind_mapping {
     __u32 row_count;  /* ... 0: none (no CFI, anonymous code): frame pointers */
 };
 
+/*
+ * The rows of each file, by the file's identity as the kernel sees it: for an
+ * address the process's table does not know yet (code a new process mapped
+ * since its table was read), the walk finds the file through the VMA once.
+ */
+struct offcpu_unwind_file_key {
+    __u64 dev; /* the kernel's encoding: major << 20 | minor */
+    __u64 ino;
+};
+
+struct offcpu_unwind_file {
+    __u64 seg_offset, seg_size; /* the executable segment: file offsets ... */
+    __u64 seg_vaddr;            /* ... loaded at this ELF address */
+    __u32 row_first, row_count;
+};
+
 enum offcpu_unwind_asked {
     OFFCPU_UNWIND_IDLE,  /* the daemon wrote the table */
     OFFCPU_UNWIND_ASKED, /* the walk asked for it to be read again (once until written) */
@@ -154,6 +170,7 @@ enum offcpu_stat {
     OFFCPU_STAT_UNWIND_READ,     /* ...that could not read the user stack */
     OFFCPU_STAT_UNWIND_DEPTH,    /* ...that were cut at OFFCPU_USER_DEPTH frames */
     OFFCPU_STAT_UNWIND_FP,       /* frames found by frame pointer, in code without rows */
+    OFFCPU_STAT_UNWIND_VMA,      /* frames in code the table did not know, found by its VMA */
     OFFCPU_STAT__MAX,
 };
 

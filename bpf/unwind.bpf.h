@@ -39,6 +39,13 @@ struct {
     __type(value, struct offcpu_unwind_process);
 } unwind_procs SEC(".maps");
 
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 65536); /* the daemon's TABLE_FILES_MAX */
+    __type(key, struct offcpu_unwind_file_key);
+    __type(value, struct offcpu_unwind_file);
+} unwind_files SEC(".maps");
+
 /* Steps of the binary searches: 2^7 mappings, 2^23 rows (more than
  * UNWIND_ROWS_PER_FILE_MAX). */
 #define MAPPING_SEARCH_STEPS 8
@@ -61,6 +68,8 @@ struct walk {
     __u64 mm;
     __u32 end;       /* enum walk_end */
     bool bp_known;   /* bp holds the caller's rbp */
+    bool vma_tried;  /* bpf_find_vma was called: once per program run, or it fails */
+    struct offcpu_unwind_mapping vma; /* what it found (row_count 0: nothing) */
 };
 
 /*
@@ -114,6 +123,49 @@ static __always_inline const struct offcpu_unwind_row *row_of(__u32 first, __u32
         return NULL;
     idx = lo - 1;
     return bpf_map_lookup_elem(&unwind_rows, &idx);
+}
+
+/* bpf_find_vma's callback: the mapping at the address, if its file has rows. */
+static long vma_mapping(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
+{
+    struct walk *w = ctx;
+    struct offcpu_unwind_file_key k;
+    struct offcpu_unwind_file *f;
+    __u64 offset;
+
+    if (!vma->vm_file)
+        return 0;
+    k.dev = BPF_CORE_READ(vma, vm_file, f_inode, i_sb, s_dev);
+    k.ino = BPF_CORE_READ(vma, vm_file, f_inode, i_ino);
+    f = bpf_map_lookup_elem(&unwind_files, &k);
+    if (!f)
+        return 0;
+    offset = vma->vm_pgoff << 12;
+    if (offset < f->seg_offset || offset - f->seg_offset >= f->seg_size)
+        return 0;
+    w->vma.start = vma->vm_start;
+    w->vma.end = vma->vm_end;
+    w->vma.bias = vma->vm_start - (offset - f->seg_offset + f->seg_vaddr);
+    w->vma.row_first = f->row_first;
+    w->vma.row_count = f->row_count;
+    return 0;
+}
+
+/* The mapping holding addr, from its VMA: for code mapped since the table
+ * was read (a new process's libraries, a dlopen). */
+static __always_inline bool mapping_from_vma(struct walk *w, __u64 addr,
+                                             struct offcpu_unwind_mapping *ret)
+{
+    if (!w->vma_tried) {
+        w->vma_tried = true;
+        /* sched_switch runs in the task switching out: current is it */
+        bpf_find_vma(bpf_get_current_task_btf(), addr, vma_mapping, w, 0);
+    }
+    if (!w->vma.row_count || addr < w->vma.start || addr >= w->vma.end)
+        return false;
+    *ret = w->vma;
+    stat_add(OFFCPU_STAT_UNWIND_VMA, 1);
+    return true;
 }
 
 /* Ask the daemon to read the process's table: once, until it has. Without
@@ -211,15 +263,13 @@ static long unwind_step(__u32 i, void *ctx)
     __u32 n;
     bool ok;
 
-    if (!w->proc) {
-        w->end = WALK_NO_TABLE;
-        return 1;
-    }
-    if (!mapping_of(w->proc, at, &m)) {
-        if (w->proc->asked != OFFCPU_UNWIND_FULL)
+    if (!w->proc || !mapping_of(w->proc, at, &m)) {
+        if (w->proc && w->proc->asked != OFFCPU_UNWIND_FULL)
             ask_for_table(w);
-        w->end = WALK_NO_TABLE;
-        return 1;
+        if (!mapping_from_vma(w, at, &m)) {
+            w->end = WALK_NO_TABLE;
+            return 1;
+        }
     }
     row = NULL;
     if (m.row_count && at - m.bias <= 0xffffffffULL)

@@ -71,7 +71,8 @@ static int open_unwind_tables(struct collector *c, const struct collector_option
     if (rows == MAP_FAILED)
         return -errno;
     c->rows = rows;
-    r = unwind_tables_new(c->rows, n, bpf_map__fd(c->skel->maps.unwind_procs), &c->unwind);
+    r = unwind_tables_new(c->rows, n, bpf_map__fd(c->skel->maps.unwind_procs),
+                          bpf_map__fd(c->skel->maps.unwind_files), &c->unwind);
     if (r < 0)
         return r;
     unwind_tables_load_all(c->unwind);
@@ -391,6 +392,7 @@ static const char *const counter_names[OFFCPU_STAT__MAX] = {
     [OFFCPU_STAT_UNWIND_READ] = "unwind_read_error",
     [OFFCPU_STAT_UNWIND_DEPTH] = "unwind_truncated",
     [OFFCPU_STAT_UNWIND_FP] = "unwind_frame_pointer_frames",
+    [OFFCPU_STAT_UNWIND_VMA] = "unwind_vma_frames",
 };
 
 /* Losses: what an operator alerts on. The rest are events. */

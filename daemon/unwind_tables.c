@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "array.h"
 #include "file_cache.h"
@@ -24,6 +25,7 @@
 
 struct table_file {
     struct file_key key;
+    struct offcpu_unwind_file_key kernel_key; /* the same file, as the BPF side names it */
     int64_t first; /* its rows in the array, or -1 for none */
     uint32_t count;
     struct unwind_segment segs[UNWIND_SEGMENTS_MAX];
@@ -39,7 +41,7 @@ struct table_proc {
 
 struct unwind_tables {
     struct offcpu_unwind_row *rows;
-    int procs_fd;
+    int procs_fd, files_fd;
     struct row_space space;
     struct row_run *freed; /* given back at the next pass, when no walk reads them */
     size_t nfreed, freed_cap;
@@ -52,7 +54,7 @@ struct unwind_tables {
 };
 
 int unwind_tables_new(struct offcpu_unwind_row *rows, uint32_t rows_max, int procs_fd,
-                      struct unwind_tables **ret)
+                      int files_fd, struct unwind_tables **ret)
 {
     struct unwind_tables *t = calloc(1, sizeof(*t));
 
@@ -60,6 +62,7 @@ int unwind_tables_new(struct offcpu_unwind_row *rows, uint32_t rows_max, int pro
         return -ENOMEM;
     t->rows = rows;
     t->procs_fd = procs_fd;
+    t->files_fd = files_fd;
     row_space_init(&t->space, rows_max);
     t->stats.rows_max = rows_max;
     *ret = t;
@@ -94,6 +97,21 @@ static int compare_proc_to_pid(const void *elem, const void *key)
     return a < b ? -1 : a > b;
 }
 
+/* Let the walk find the file's rows from a VMA (its first executable segment). */
+static void publish_file(struct unwind_tables *t, const struct table_file *f)
+{
+    struct offcpu_unwind_file v = {
+        .seg_offset = f->segs[0].offset,
+        .seg_size = f->segs[0].size,
+        .seg_vaddr = f->segs[0].vaddr,
+        .row_first = (uint32_t)f->first,
+        .row_count = f->count,
+    };
+
+    /* full: those files are walked through process tables alone */
+    bpf_map_update_elem(t->files_fd, &f->kernel_key, &v, BPF_ANY);
+}
+
 /* Read the rows of the file open on fd into the array, if there is room. */
 static void load_rows(struct unwind_tables *t, int fd, struct table_file *f)
 {
@@ -118,6 +136,8 @@ static void load_rows(struct unwind_tables *t, int fd, struct table_file *f)
     memcpy(f->segs, rows.segs, sizeof(f->segs));
     f->nsegs = rows.nsegs;
     unwind_rows_done(&rows);
+    if (f->first >= 0)
+        publish_file(t, f);
 }
 
 /* The file behind mapping m of pid, its rows read if new; NULL if it cannot
@@ -144,6 +164,8 @@ static struct table_file *file_of(struct unwind_tables *t, pid_t pid, const stru
     if (!f)
         return NULL;
     f->key = key;
+    f->kernel_key = (struct offcpu_unwind_file_key){
+        .dev = (uint64_t)major(st.st_dev) << 20 | minor(st.st_dev), .ino = st.st_ino};
     load_rows(t, fd, f);
     memmove(&t->files[i + 1], &t->files[i], (t->nfiles - i) * sizeof(*t->files));
     t->files[i] = f;
@@ -159,6 +181,8 @@ static void file_release(struct unwind_tables *t, struct table_file *f)
 
     if (--f->users)
         return;
+    if (f->first >= 0)
+        bpf_map_delete_elem(t->files_fd, &f->kernel_key);
     if (f->first >= 0 &&
         array_reserve(&t->freed, &t->freed_cap, t->nfreed + 1, sizeof(*t->freed), 16) == 0) {
         t->freed[t->nfreed++] = (struct row_run){.first = (uint32_t)f->first, .count = f->count};
