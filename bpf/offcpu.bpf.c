@@ -32,6 +32,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define TASK_TRACED_BIT      0x0008
 #define TASK_DEAD            0x0080
 #define TASK_NOLOAD          0x0400
+#define MMF_DUMPABLE_MASK    0x3
+#define SUID_DUMP_USER       1
 
 /* Counts flips; its parity picks the maps. Written by the daemon through the
  * mmapped .bss; read once per event. */
@@ -42,6 +44,10 @@ const volatile bool stack_cache = true; /* reuse stacks when a task blocks at a 
 const volatile __u32 check_shift = 6;   /* ...and walk anyway one hit in 2^check_shift */
 const volatile bool trace_kernel_threads = true;
 const volatile __u32 ntrace_cgroups = 0;   /* 0: every cgroup; else those in trace_cgroups */
+/* What one cgroup may add to a generation's maps: new stacks, new aggregate
+ * entries (0: no limit). Set from the maps' sizes and the cgroup share. */
+const volatile __u32 stack_share_max = 0;
+const volatile __u32 entry_share_max = 0;
 
 /* What a blocking episode is charged to, fixed at switch-out. */
 struct rec_ident {
@@ -176,6 +182,31 @@ struct {
     __type(value, __u32);
 } trace_cgroups SEC(".maps");
 
+/*
+ * What each cgroup has added to a generation's maps, keyed by the
+ * generation's flip count so that nothing needs clearing at a flip (old
+ * counts age out of the LRU). A cgroup past its share still has its time
+ * counted, under OFFCPU_STACK_OVER_BUDGET: one process's stack explosion
+ * costs its own detail, never another cgroup's room.
+ */
+struct share_key {
+    __u64 cgroup_id;
+    __u32 flips;
+    __u32 pad;
+};
+
+struct share {
+    __u32 stacks;
+    __u32 entries;
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_LRU_HASH);
+    __uint(max_entries, 8192);
+    __type(key, struct share_key);
+    __type(value, struct share);
+} shares SEC(".maps");
+
 static __always_inline __u32 state_of(bool preempt, unsigned int prev_state)
 {
     if (preempt || prev_state == 0)
@@ -191,7 +222,8 @@ static __always_inline __u32 state_of(bool preempt, unsigned int prev_state)
     return OFFCPU_STATE_OTHER;
 }
 
-/* Multiply-xorshift over the used frames; never returns OFFCPU_STACK_MISSED.
+/* Multiply-xorshift over the used frames; never returns OFFCPU_STACK_MISSED
+ * or OFFCPU_STACK_OVER_BUDGET.
  * s may be a struct kernel_stack: only its first max frames are read. */
 static __always_inline __u64 stack_hash(const struct offcpu_stack *s, const int max)
 {
@@ -204,7 +236,7 @@ static __always_inline __u64 stack_hash(const struct offcpu_stack *s, const int 
         h *= 0x9e3779b97f4a7c15ULL;
         h ^= h >> 29;
     }
-    return h ? h : 1;
+    return h > OFFCPU_STACK_OVER_BUDGET ? h : h + 2;
 }
 
 static __always_inline bool stack_equal(const struct offcpu_stack *a, const struct offcpu_stack *b)
@@ -271,6 +303,7 @@ struct switch_out {
     __u32 state;
     __u32 exec_id;
     __u64 cgroup_id;
+    __u32 uid; /* owner: see owner_of */
     char comm[16];
     __u64 mm; /* the address space: whose unwind table */
     bool kthread;
@@ -301,7 +334,7 @@ static __always_inline __u64 take_user_stack(void *ctx, struct offcpu_stack *s,
 /*
  * Called from one place only: a kernel stack includes the return address
  * into this program, so two call sites would make two stacks of one place.
- * Returns false when the stacks are not to be reused (see recover_callers).
+ * Returns false when the stacks are not to be reused (see take_user_stack).
  */
 static __always_inline bool walk_stacks(void *ctx, struct place *p, const struct switch_out *so)
 {
@@ -363,6 +396,27 @@ static __always_inline __u32 stacks_at_switch_out(void *ctx, struct task_rec *re
     return i;
 }
 
+/*
+ * Whose a record is, as ptrace would judge it: a task's real uid, if its
+ * effective and saved uids are the same and it is dumpable; otherwise no
+ * member's (a setuid program such as su runs with the member's real uid but
+ * holds what is not theirs). A kernel thread (no mm) is root's.
+ */
+static __always_inline __u32 owner_of(__u32 uid, __u32 euid, __u32 suid, const struct mm_struct *mm)
+{
+    unsigned long mm_flags = 0;
+
+    if (uid != euid || uid != suid)
+        return OFFCPU_UID_UNKNOWN;
+    if (!mm)
+        return uid;
+    /* mm->flags became a bitmap in 6.18; its first word holds the same bits */
+    if (bpf_probe_read_kernel(&mm_flags, sizeof(mm_flags),
+                              (const void *)mm + bpf_core_field_offset(struct mm_struct, flags)))
+        return OFFCPU_UID_UNKNOWN;
+    return (mm_flags & MMF_DUMPABLE_MASK) == SUID_DUMP_USER ? uid : OFFCPU_UID_UNKNOWN;
+}
+
 static __always_inline void switch_out(void *ctx, struct task_rec *rec, const struct switch_out *so)
 {
     /* a tid-keyed record may have belonged to an earlier task with this tid */
@@ -377,7 +431,7 @@ static __always_inline void switch_out(void *ctx, struct task_rec *rec, const st
     rec->id.kthread = so->kthread;
     rec->id.exec_id = so->exec_id;
     rec->id.cgroup_id = so->cgroup_id;
-    rec->id.uid = (__u32)bpf_get_current_uid_gid();
+    rec->id.uid = so->uid;
     __builtin_memcpy(rec->id.comm, so->comm, sizeof(rec->id.comm));
     rec->id.place = stacks_at_switch_out(ctx, rec, so);
     /* A short-lived process may be gone before the next drain: have its
@@ -391,8 +445,37 @@ static __always_inline void switch_out(void *ctx, struct task_rec *rec, const st
     stat_add(OFFCPU_STAT_SWITCHES, 1);
 }
 
+/* The cgroup's share of this generation; NULL where shares are off (or the
+ * LRU could not make room: better unlimited than uncounted). */
+static __always_inline struct share *share_of(__u64 cgroup_id, __u32 flips)
+{
+    struct share_key k = {.cgroup_id = cgroup_id, .flips = flips};
+    struct share none = {}, *sh;
+
+    if (!stack_share_max && !entry_share_max)
+        return NULL;
+    sh = bpf_map_lookup_elem(&shares, &k);
+    if (sh)
+        return sh;
+    bpf_map_update_elem(&shares, &k, &none, BPF_NOEXIST);
+    return bpf_map_lookup_elem(&shares, &k);
+}
+
+/* Takes one of what is left of a share (max 0: unlimited). Racing CPUs may
+ * overshoot by a few: a share bounds a noisy cgroup, it is not an account. */
+static __always_inline bool take_share(__u32 *used, __u32 max)
+{
+    if (max && *used >= max) {
+        stat_add(OFFCPU_STAT_OVER_BUDGET, 1);
+        return false;
+    }
+    __sync_fetch_and_add(used, 1);
+    return true;
+}
+
 /* Make sure the stack is in this generation's map; returns the hash to charge. */
-static __always_inline __u64 store_stack(void *map, __u64 hash, const struct offcpu_stack *s)
+static __always_inline __u64 store_stack(void *map, __u64 hash, const struct offcpu_stack *s,
+                                         struct share *sh)
 {
     struct offcpu_stack *old;
     long err;
@@ -406,6 +489,8 @@ static __always_inline __u64 store_stack(void *map, __u64 hash, const struct off
         stat_add(OFFCPU_STAT_STACK_COLLISION, 1);
         return OFFCPU_STACK_MISSED;
     }
+    if (sh && !take_share(&sh->stacks, stack_share_max))
+        return OFFCPU_STACK_OVER_BUDGET;
     err = bpf_map_update_elem(map, &hash, s, BPF_NOEXIST);
     if (err == 0 || err == -17 /* EEXIST: another CPU stored it first */)
         return hash;
@@ -414,7 +499,7 @@ static __always_inline __u64 store_stack(void *map, __u64 hash, const struct off
 }
 
 static __always_inline __u64 store_kernel_stack(void *map, __u64 hash, const struct kernel_stack *k,
-                                                __u32 slot)
+                                                __u32 slot, struct share *sh)
 {
     struct offcpu_stack *s;
 
@@ -424,7 +509,28 @@ static __always_inline __u64 store_kernel_stack(void *map, __u64 hash, const str
     if (!s)
         return OFFCPU_STACK_MISSED;
     __builtin_memcpy(s, k, sizeof(*k));
-    return store_stack(map, hash, s);
+    return store_stack(map, hash, s, sh);
+}
+
+/* A new aggregate entry for key; past the cgroup's share, the thread's one
+ * entry for its stacks over budget (created regardless: bounded by threads). */
+static __always_inline struct offcpu_value *new_entry(void *agg, struct offcpu_key *key,
+                                                      __u32 flips)
+{
+    struct share *sh = share_of(key->cgroup_id, flips);
+    struct offcpu_value init = {}, *val;
+    long err;
+
+    if (sh && !take_share(&sh->entries, entry_share_max)) {
+        key->user_stack = key->kernel_stack = OFFCPU_STACK_OVER_BUDGET;
+        val = bpf_map_lookup_elem(agg, key);
+        if (val)
+            return val;
+    }
+    err = bpf_map_update_elem(agg, key, &init, BPF_NOEXIST);
+    if (err && err != -17 /* EEXIST: another CPU made it first */)
+        return NULL;
+    return bpf_map_lookup_elem(agg, key);
 }
 
 /*
@@ -437,7 +543,7 @@ static __always_inline void charge(const struct rec_ident *id, const struct plac
                                    __u32 *stored_gen, __u32 tgid, __u32 tid, __u64 ts, __u64 now,
                                    bool wakeup, __u32 slot)
 {
-    struct offcpu_value *val, init = {};
+    struct offcpu_value *val;
     struct offcpu_key key = {};
     __u64 delta = now > ts ? now - ts : 0;
     __u32 flips = gen, g = flips & 1;
@@ -460,24 +566,21 @@ static __always_inline void charge(const struct rec_ident *id, const struct plac
         key.kernel_stack = p->kernel_hash;
         key.user_stack = p->user_hash;
     } else {
-        key.kernel_stack = store_kernel_stack(stk, p->kernel_hash, &p->kstack, slot);
-        key.user_stack = store_stack(stk, p->user_hash, &p->ustack);
+        struct share *sh = share_of(id->cgroup_id, flips);
+
+        key.kernel_stack = store_kernel_stack(stk, p->kernel_hash, &p->kstack, slot, sh);
+        key.user_stack = store_stack(stk, p->user_hash, &p->ustack, sh);
         if (stored_gen && key.kernel_stack == p->kernel_hash && key.user_stack == p->user_hash)
             *stored_gen = flips + 1;
     }
 
     val = bpf_map_lookup_elem(agg, &key);
+    if (!val)
+        val = new_entry(agg, &key, flips);
     if (!val) {
-        long err = bpf_map_update_elem(agg, &key, &init, BPF_NOEXIST);
-
-        if (err && err != -17 /* EEXIST */) {
-            stat_add(OFFCPU_STAT_AGG_MAP_FULL, 1);
-            stat_add(OFFCPU_STAT_AGG_LOST_NS, delta);
-            return;
-        }
-        val = bpf_map_lookup_elem(agg, &key);
-        if (!val)
-            return;
+        stat_add(OFFCPU_STAT_AGG_MAP_FULL, 1);
+        stat_add(OFFCPU_STAT_AGG_LOST_NS, delta);
+        return;
     }
     __sync_fetch_and_add(&val->total_ns, delta);
     if (wakeup) {
@@ -537,6 +640,8 @@ int BPF_PROG(on_switch_btf, bool preempt, struct task_struct *prev, struct task_
             .exec_id = (__u32)prev->self_exec_id,
             .cgroup_id = prev->cgroups->dfl_cgrp->kn->id,
             .kthread = !!(prev->flags & PF_KTHREAD),
+            .uid = owner_of(prev->real_cred->uid.val, prev->real_cred->euid.val,
+                            prev->real_cred->suid.val, prev->mm),
         };
 
         *(__u64 *)&so.comm[0] = *(__u64 *)&prev->comm[0];
@@ -581,6 +686,9 @@ int BPF_PROG(on_switch_raw, bool preempt, struct task_struct *prev, struct task_
             .exec_id = (__u32)BPF_CORE_READ(prev, self_exec_id),
             .cgroup_id = bpf_get_current_cgroup_id(),
             .kthread = !!(flags & PF_KTHREAD),
+            .uid = owner_of(BPF_CORE_READ(prev, real_cred, uid.val),
+                            BPF_CORE_READ(prev, real_cred, euid.val),
+                            BPF_CORE_READ(prev, real_cred, suid.val), BPF_CORE_READ(prev, mm)),
         };
 
         bpf_get_current_comm(so.comm, sizeof(so.comm));

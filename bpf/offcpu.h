@@ -27,6 +27,12 @@ enum offcpu_state {
  * hash. A hash of 0 means the stack could not be taken.
  */
 #define OFFCPU_STACK_MISSED 0ULL
+/* A cgroup took its whole share of a generation's maps: its stack, counted
+ * all the same, is "[stacks over budget]". No stack hashes to it either. */
+#define OFFCPU_STACK_OVER_BUDGET 1ULL
+/* The owner of a record when the task's uids differed (setuid) or it was not
+ * dumpable: no member of the socket group is shown it, as ptrace would refuse. */
+#define OFFCPU_UID_UNKNOWN 0xffffffffU
 
 struct offcpu_key {
     __u64 cgroup_id;
@@ -161,6 +167,7 @@ enum offcpu_stat {
     OFFCPU_STAT_CACHE_HITS,      /* ...whose stacks were reused: blocked at the same place */
     OFFCPU_STAT_CACHE_CHECKS,    /* hits walked anyway, to check the cache */
     OFFCPU_STAT_CACHE_MISMATCH,  /* ...where the walk found other stacks */
+    OFFCPU_STAT_OVER_BUDGET,     /* a cgroup's new stack or entry beyond its share */
     OFFCPU_STAT_UNWIND_WALKS,    /* user stacks walked from call frame information */
     OFFCPU_STAT_UNWIND_FRAMES,   /* ...frames they found */
     OFFCPU_STAT_UNWIND_ENTRY,    /* ...walks that reached the thread's entry */

@@ -148,6 +148,7 @@ int render_status(FILE *f, const json_t *st)
         {"oldest_ns", "oldest", K_TIME},
         {"newest_ns", "newest", K_TIME},
         {"memory_used", "memory used", K_BYTES},
+        {"rss", "daemon resident", K_BYTES},
         {"memory_limit", "memory limit", K_BYTES},
         {"evicted_retention", "evicted (retention)", K_PLAIN},
         {"evicted_memory", "evicted (memory)", K_PLAIN},

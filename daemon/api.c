@@ -253,10 +253,9 @@ static json_t *top_cgroups_json(const struct ring *r)
     json_t *a = json_array();
 
     for (size_t i = 0; i < n; i++)
-        json_array_append_new(a, json_pack("{s:s, s:I, s:I}", "cgroup",
-                                           intern_string_get(&r->intern, top[i].cgroup),
-                                           "bytes", (json_int_t)top[i].bytes, "records",
-                                           (json_int_t)top[i].records));
+        json_array_append_new(
+            a, json_pack("{s:s, s:I, s:I}", "cgroup", intern_string_get(&r->intern, top[i].cgroup),
+                         "bytes", (json_int_t)top[i].bytes, "records", (json_int_t)top[i].records));
     return a;
 }
 
@@ -296,6 +295,7 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
                                         (json_int_t)ss.elf_files));
     json_object_update_new(o, collector_json(d));
     json_object_set_new(o, "coarsened_records", json_integer((json_int_t)r->coarsened_records));
+    json_object_set_new(o, "rss", json_integer((json_int_t)d->stats.rss));
     json_object_set_new(o, "top_cgroups", top_cgroups_json(r));
     json_object_update_new(o, server_json(d));
     return vl_reply_new(o, false);

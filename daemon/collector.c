@@ -99,6 +99,12 @@ static int open_skeleton(const struct collector_options *o, const int *cgroup_fd
     /* without rows, the walk needs none: one (an array cannot be empty) */
     bpf_map__set_max_entries(skel->maps.unwind_rows, o->unwind_dwarf ? unwind_rows_max(o) : 1);
     skel->rodata->ntrace_cgroups = ncgroups;
+    if (o->cgroup_share < 100) {
+        skel->rodata->stack_share_max =
+            (uint32_t)((uint64_t)o->stack_entries * o->cgroup_share / 100);
+        skel->rodata->entry_share_max =
+            (uint32_t)((uint64_t)o->agg_entries * o->cgroup_share / 100);
+    }
     if (attach == COLLECTOR_ATTACH_TP_BTF) {
         bpf_program__set_autoload(skel->progs.on_switch_raw, false);
         bpf_program__set_autoload(skel->progs.on_exec_raw, false);
@@ -383,6 +389,7 @@ static const char *const counter_names[OFFCPU_STAT__MAX] = {
     [OFFCPU_STAT_CACHE_HITS] = "stack_cache_hits",
     [OFFCPU_STAT_CACHE_CHECKS] = "stack_cache_checks",
     [OFFCPU_STAT_CACHE_MISMATCH] = "stack_cache_mismatches",
+    [OFFCPU_STAT_OVER_BUDGET] = "over_cgroup_share",
     [OFFCPU_STAT_UNWIND_WALKS] = "unwind_walks",
     [OFFCPU_STAT_UNWIND_FRAMES] = "unwind_frames",
     [OFFCPU_STAT_UNWIND_ENTRY] = "unwind_reached_entry",

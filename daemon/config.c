@@ -35,6 +35,7 @@ void config_defaults(struct config *c)
     c->collector.unwind_dwarf = true;
     /* 2M rows: every file of a busy host (libc has 28k rows, python3 65k) */
     c->collector.unwind_memory = 32ULL << 20;
+    c->collector.cgroup_share = 25;
     snprintf(c->socket_group, sizeof(c->socket_group), "offcpu");
     c->max_clients = 128;
     c->max_clients_per_uid = 16;
@@ -229,6 +230,8 @@ static const struct key keys[] = {
      "must be a number from 1024 to 16777216", NULL},
     {"stack-entries", parse_u32_key, FIELD(collector.stack_entries), 1024, 1U << 22,
      "must be a number from 1024 to 4194304", NULL},
+    {"cgroup-share", parse_u32_key, FIELD(collector.cgroup_share), 1, 100,
+     "must be a percentage from 1 to 100", NULL},
     {"stack-cache", parse_bool_key, FIELD(collector.stack_cache), 0, 0, "must be yes or no", NULL},
     {"stack-cache-check", parse_pow2_key, FIELD(collector.cache_check_shift), 1, 1U << 16,
      "must be a power of two from 1 to 65536 (one cache hit in N is checked)", NULL},

@@ -3,6 +3,7 @@
 #ifndef DAEMON_H
 #define DAEMON_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "access.h"
@@ -23,6 +24,7 @@ struct daemon_stats {
     uint64_t drain_last_ns;
     uint64_t drain_max_ns;
     uint64_t drain_total_ns;
+    size_t rss; /* resident bytes after the last drain */
     struct snapshot_stats snap;
     struct collector_counter collector[COLLECTOR_COUNTERS]; /* as last read for Status */
 };
@@ -39,9 +41,9 @@ struct daemon {
     struct vl_server_limits limits; /* from cfg, for the server */
     struct access_policy access;    /* from cfg, for the server and the API */
     struct vl_server *server;
-    struct metrics *metrics;             /* with metrics-listen only */
-    struct http_listener *metrics_http;  /* ... and its endpoint */
-    struct http_limits metrics_limits;   /* from cfg */
+    struct metrics *metrics;            /* with metrics-listen only */
+    struct http_listener *metrics_http; /* ... and its endpoint */
+    struct http_limits metrics_limits;  /* from cfg */
     int epfd;
     int64_t started_mono_ns;
     int64_t last_drain_mono_ns;    /* start of the last successful drain: its flip */

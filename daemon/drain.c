@@ -1,18 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "drain.h"
 
+#include <malloc.h>
 #include <string.h>
 #include <time.h>
 
 #include "log.h"
-#include "ring_budget.h"
 #include "macro.h"
+#include "process_memory.h"
+#include "ring_budget.h"
 
 int drain_run(struct daemon *d)
 {
     int64_t t0 = clock_ns(CLOCK_MONOTONIC), took;
     struct snapshot *snap;
     struct drained *dr;
+    size_t incoming, before;
     int r;
 
     /* execs announced but not yet seen would name old images' frames from
@@ -27,12 +30,19 @@ int drain_run(struct daemon *d)
     /* before the ring takes it: a snapshot over the memory limit goes at once */
     if (d->metrics && metrics_add(d->metrics, snap, &d->ring.intern) < 0)
         log_warning("metrics: out of memory counting a snapshot");
-    ring_budget_make_room(&d->ring, snapshot_bytes(snap));
+    incoming = snapshot_bytes(snap);
+    before = ring_memory(&d->ring) + incoming;
+    ring_budget_make_room(&d->ring, incoming);
     r = ring_push(&d->ring, snap, clock_ns(CLOCK_REALTIME));
     if (r < 0) {
         snapshot_free(&d->ring.intern, snap);
         return log_error_errno(r, "keeping a snapshot: %s", strerror(-r));
     }
+    /* what was given up goes back to the system: the allocator would keep it */
+    if (ring_memory(&d->ring) < before)
+        malloc_trim(0);
+    if (process_rss(&d->stats.rss) < 0)
+        d->stats.rss = 0;
     /* when the generation now collecting began: a drain can take long (the
      * first reads kallsyms), and all that time belongs to the next one */
     d->last_drain_mono_ns = t0;

@@ -141,7 +141,7 @@ static uint32_t biggest(const struct usage *u)
 
 void ring_budget_make_room(struct ring *r, size_t incoming)
 {
-    uint32_t frame = intern_string(&r->intern, RING_OVER_BUDGET);
+    uint32_t frame = intern_string(&r->intern, SNAPSHOT_OVER_BUDGET);
     uint32_t marker = frame ? intern_stack(&r->intern, &frame, 1) : 0;
     size_t taken = 0;
 

@@ -15,9 +15,6 @@
 
 #include "ring.h"
 
-/* The frame the stacks of coarsened records read as. */
-#define RING_OVER_BUDGET "[stacks over budget]"
-
 /* Coarsen the biggest consumers' oldest snapshots until the ring, with
  * incoming bytes more (a snapshot about to be pushed), is within its limit,
  * or nothing is left to coarsen; only then does ring_push drop snapshots

@@ -30,6 +30,11 @@ struct record {
 
 #define UID_UNKNOWN UINT32_MAX
 
+/* The one frame of a stack its cgroup had no room for: over its share of the
+ * kernel's maps at the time, or coarsened in the ring under the memory limit.
+ * The time is counted all the same. */
+#define SNAPSHOT_OVER_BUDGET "[stacks over budget]"
+
 struct snapshot {
     int64_t start_ns; /* CLOCK_REALTIME: [start_ns, end_ns) */
     int64_t end_ns;

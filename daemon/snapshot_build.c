@@ -12,6 +12,8 @@
 #include "frame_where.h"
 #include "macro.h"
 
+_Static_assert(UID_UNKNOWN == OFFCPU_UID_UNKNOWN, "one unknown owner, two names");
+
 #define MISSED_USER   "[Missed User Stack]"
 #define MISSED_KERNEL "[Missed Kernel Stack]"
 
@@ -100,6 +102,8 @@ static struct resolved resolve(struct builder *b, const struct offcpu_key *k, bo
 
     if (!kernel && k->kthread)
         return (struct resolved){0};
+    if (hash == OFFCPU_STACK_OVER_BUDGET)
+        return (struct resolved){.names = intern_missed(b, SNAPSHOT_OVER_BUDGET)};
     s = drained_find_stack(b->d, hash);
     if (!s) {
         if (hash != OFFCPU_STACK_MISSED)

@@ -147,6 +147,42 @@ def test_member_sees_own_processes_only(group_daemon, paranoid):
     assert reply["stacks"] and all(s["kernel"] != ["[kernel]"] for s in reply["stacks"])
 
 
+def test_member_does_not_see_setuid_or_undumpable_processes(group_daemon):
+    """Access as ptrace judges it: a process started by the member that runs with
+    another effective uid (a setuid program, as su is) or that made itself undumpable
+    holds what is not the member's, and its stacks are withheld from the member."""
+    d = group_daemon()
+    setuid = subprocess.Popen(["setpriv", f"--ruid={MEMBER}", "--euid=0", "--regid=0",
+                               "--clear-groups", str(WORKLOADS / "sleep_and_pipe"),
+                               "--sleeps", "30", "--writes", "30"],
+                              stdout=subprocess.PIPE, text=True)
+    undumpable = subprocess.Popen(
+        ["setpriv", f"--reuid={MEMBER}", f"--regid={MEMBER}", "--init-groups",
+         sys.executable, "-c",
+         "import ctypes, os, time\n"
+         "assert ctypes.CDLL(None).prctl(4, 0, 0, 0, 0) == 0  # PR_SET_DUMPABLE\n"
+         "for _ in range(30): time.sleep(0.01)\n"
+         "print(os.getpid())"], stdout=subprocess.PIPE, text=True)
+    out, _ = setuid.communicate(timeout=60)
+    setuid_pid = json.loads(out.strip().splitlines()[-1])["pid"]
+    out, _ = undumpable.communicate(timeout=60)
+    undumpable_pid = int(out)
+    mine, = workloads_as(MEMBER)
+
+    # root sees their time: it is counted, only withheld
+    for pid in (setuid_pid, undumpable_pid):
+        assert d.dump_json("--pid", str(pid), "--since", "60s")["stacks"], pid
+    res, _ = dump_as(d, MEMBER, "--pid", setuid_pid)
+    assert res.returncode == 1 and "permission denied by offcpud" in res.stderr, res
+    # python's start-up, before the prctl, was the member's to see; its 30 sleeps not
+    res, reply = dump_as(d, MEMBER, "--pid", undumpable_pid)
+    seen = sum(s["total_ns"] for s in reply["stacks"]) if reply else 0
+    assert seen < 100_000_000, reply
+    res, reply = dump_as(d, MEMBER, "--group-by", "pid")
+    pids = {s["pid"] for s in reply["stacks"]}
+    assert mine in pids and setuid_pid not in pids, pids
+
+
 def test_kernel_frames_where_paranoid_allows(group_daemon, paranoid):
     paranoid.write_text("1\n")
     d = group_daemon()
