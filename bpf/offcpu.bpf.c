@@ -721,14 +721,18 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec_btf, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
     announce(p->tgid, p->self_exec_id, OFFCPU_ANNOUNCE_EXEC, (__u64)p->mm);
+    request_table(p->tgid, p->self_exec_id, (__u64)p->mm);
     return 0;
 }
 
 SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_exec_raw, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-    announce(BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, self_exec_id), OFFCPU_ANNOUNCE_EXEC,
-             (__u64)BPF_CORE_READ(p, mm));
+    __u32 tgid = BPF_CORE_READ(p, tgid), exec_id = BPF_CORE_READ(p, self_exec_id);
+    __u64 mm = (__u64)BPF_CORE_READ(p, mm);
+
+    announce(tgid, exec_id, OFFCPU_ANNOUNCE_EXEC, mm);
+    request_table(tgid, exec_id, mm);
     return 0;
 }
 

@@ -134,10 +134,10 @@ enum offcpu_announce_kind {
      * then): read its mappings while it lives */
     OFFCPU_ANNOUNCE_PROCESS,
     /* the process exec'd: read its mappings, keeping those of the image it
-     * replaced, and its unwind table (its own code, ld.so), before it blocks */
+     * replaced (its unwind table is asked for on unwind_asks) */
     OFFCPU_ANNOUNCE_EXEC,
-    /* the walk met an address space, or an address, its table does not know
-     * (a new process, a dlopen): read the process's unwind table */
+    /* on unwind_asks: an exec, or the walk met an address space or an
+     * address its table does not know (a dlopen): read the unwind table */
     OFFCPU_ANNOUNCE_UNWIND_TABLE,
 };
 

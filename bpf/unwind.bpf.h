@@ -39,6 +39,21 @@ struct {
     __type(value, struct offcpu_unwind_process);
 } unwind_procs SEC(".maps");
 
+/* A table of no mappings, for a process first seen: asked for once. */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct offcpu_unwind_process);
+} unwind_empty SEC(".maps");
+
+/* Requests for tables, read by the daemon's unwind thread: apart from the
+ * announcements, so that neither waits for the other. */
+struct {
+    __uint(type, BPF_MAP_TYPE_RINGBUF);
+    __uint(max_entries, 64 * 1024);
+} unwind_asks SEC(".maps");
+
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
     __uint(max_entries, 65536); /* the daemon's TABLE_FILES_MAX */
@@ -68,6 +83,7 @@ struct walk {
     __u64 mm;
     __u32 end;       /* enum walk_end */
     bool bp_known;   /* bp holds the caller's rbp */
+    struct offcpu_unwind_mapping exe; /* without a table: the program's own code (see find_exe) */
     bool vma_tried;  /* bpf_find_vma was called: once per program run, or it fails */
     struct offcpu_unwind_mapping vma; /* what it found (row_count 0: nothing) */
 };
@@ -125,29 +141,61 @@ static __always_inline const struct offcpu_unwind_row *row_of(__u32 first, __u32
     return bpf_map_lookup_elem(&unwind_rows, &idx);
 }
 
+/* The mapping [start, end) of a file's executable segment, from the rows the
+ * daemon listed for the file; elf_start: the ELF address at start. */
+static __always_inline void mapping_of_file(__u64 start, __u64 end,
+                                            const struct offcpu_unwind_file *f, __u64 elf_start,
+                                            struct offcpu_unwind_mapping *ret)
+{
+    ret->start = start;
+    ret->end = end;
+    ret->bias = start - elf_start;
+    ret->row_first = f->row_first;
+    ret->row_count = f->row_count;
+}
+
+static __always_inline struct offcpu_unwind_file *file_rows(__u64 dev, __u64 ino)
+{
+    struct offcpu_unwind_file_key k = {.dev = dev, .ino = ino};
+
+    return bpf_map_lookup_elem(&unwind_files, &k);
+}
+
+/*
+ * The program's own code, without its table: the kernel keeps where it
+ * loaded the executable segment ([start_code, end_code)) and from which
+ * file. A process just exec'd blocks before the daemon has read its table;
+ * its libraries are found by VMA (below), its own code here.
+ */
+static __always_inline void find_exe(struct walk *w)
+{
+    struct mm_struct *mm = bpf_get_current_task_btf()->mm;
+    struct offcpu_unwind_file *f;
+    struct inode *inode;
+
+    inode = mm ? BPF_CORE_READ(mm, exe_file, f_inode) : NULL;
+    f = inode ? file_rows(BPF_CORE_READ(inode, i_sb, s_dev), BPF_CORE_READ(inode, i_ino)) : NULL;
+    /* start_code is where the executable segment's own address landed */
+    if (f)
+        mapping_of_file(BPF_CORE_READ(mm, start_code), BPF_CORE_READ(mm, end_code), f,
+                        f->seg_vaddr, &w->exe);
+}
+
 /* bpf_find_vma's callback: the mapping at the address, if its file has rows. */
 static long vma_mapping(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
 {
     struct walk *w = ctx;
-    struct offcpu_unwind_file_key k;
     struct offcpu_unwind_file *f;
     __u64 offset;
 
     if (!vma->vm_file)
         return 0;
-    k.dev = BPF_CORE_READ(vma, vm_file, f_inode, i_sb, s_dev);
-    k.ino = BPF_CORE_READ(vma, vm_file, f_inode, i_ino);
-    f = bpf_map_lookup_elem(&unwind_files, &k);
-    if (!f)
-        return 0;
+    f = file_rows(BPF_CORE_READ(vma, vm_file, f_inode, i_sb, s_dev),
+                  BPF_CORE_READ(vma, vm_file, f_inode, i_ino));
     offset = vma->vm_pgoff << 12;
-    if (offset < f->seg_offset || offset - f->seg_offset >= f->seg_size)
-        return 0;
-    w->vma.start = vma->vm_start;
-    w->vma.end = vma->vm_end;
-    w->vma.bias = vma->vm_start - (offset - f->seg_offset + f->seg_vaddr);
-    w->vma.row_first = f->row_first;
-    w->vma.row_count = f->row_count;
+    if (f && offset >= f->seg_offset && offset - f->seg_offset < f->seg_size)
+        mapping_of_file(vma->vm_start, vma->vm_end, f, offset - f->seg_offset + f->seg_vaddr,
+                        &w->vma);
     return 0;
 }
 
@@ -168,15 +216,63 @@ static __always_inline bool mapping_from_vma(struct walk *w, __u64 addr,
     return true;
 }
 
-/* Ask the daemon to read the process's table: once, until it has. Without
- * a table at all, every walk asks until the daemon has written one (a few
- * milliseconds after the first). */
+static __always_inline void request_table(__u32 tgid, __u32 exec_id, __u64 mm)
+{
+    struct offcpu_announce a = {
+        .tgid = tgid, .exec_id = exec_id, .kind = OFFCPU_ANNOUNCE_UNWIND_TABLE, .mm = mm};
+
+    if (bpf_ringbuf_output(&unwind_asks, &a, sizeof(a), 0) < 0)
+        stat_add(OFFCPU_STAT_ANNOUNCE_LOST, 1);
+}
+
+/* Where the table does not say: the program's own code, else its VMA. */
+static __always_inline bool mapping_without_table(struct walk *w, __u64 addr,
+                                                  struct offcpu_unwind_mapping *ret)
+{
+    if (w->exe.row_count && addr >= w->exe.start && addr < w->exe.end) {
+        *ret = w->exe;
+        return true;
+    }
+    return mapping_from_vma(w, addr, ret);
+}
+
+/* Ask the daemon to read the process's table again: once, until it has. */
 static __always_inline void ask_for_table(struct walk *w)
 {
-    if (w->proc && __sync_lock_test_and_set(&w->proc->asked, OFFCPU_UNWIND_ASKED) ==
+    if (w->proc && __sync_lock_test_and_set(&w->proc->asked, OFFCPU_UNWIND_ASKED) !=
                        OFFCPU_UNWIND_ASKED)
-        return;
-    announce(w->tgid, w->exec_id, OFFCPU_ANNOUNCE_UNWIND_TABLE, w->mm);
+        request_table(w->tgid, w->exec_id, w->mm);
+}
+
+/* The process's table, if it is of this address space; else ask for one:
+ * once, from an empty table standing for it until the daemon writes it. */
+static __always_inline struct offcpu_unwind_process *table_of(struct walk *w)
+{
+    struct offcpu_unwind_process *p = bpf_map_lookup_elem(&unwind_procs, &w->tgid), *empty;
+    __u32 zero = 0;
+
+    if (!p) {
+        empty = bpf_map_lookup_elem(&unwind_empty, &zero);
+        if (!empty || bpf_map_update_elem(&unwind_procs, &w->tgid, empty, BPF_NOEXIST) < 0)
+            return NULL; /* another CPU made it first: it asks */
+        p = bpf_map_lookup_elem(&unwind_procs, &w->tgid);
+        if (!p)
+            return NULL;
+        p->mm = w->mm;
+        p->asked = OFFCPU_UNWIND_ASKED;
+        request_table(w->tgid, w->exec_id, w->mm);
+        return NULL;
+    }
+    /* a table read at start knows no address space yet: it is this one's
+     * (the daemon read it after this process began) */
+    if (p->mm == 0)
+        __sync_val_compare_and_swap(&p->mm, 0, w->mm);
+    if (p->mm == w->mm)
+        return p;
+    /* an exec, or another process with a reused pid */
+    if (__sync_lock_test_and_set(&p->asked, OFFCPU_UNWIND_ASKED) != OFFCPU_UNWIND_ASKED)
+        request_table(w->tgid, w->exec_id, w->mm);
+    return NULL;
 }
 
 /* One frame by frame pointer: [bp] holds the caller's rbp, [bp + 8] the
@@ -266,7 +362,7 @@ static long unwind_step(__u32 i, void *ctx)
     if (!w->proc || !mapping_of(w->proc, at, &m)) {
         if (w->proc && w->proc->asked != OFFCPU_UNWIND_FULL)
             ask_for_table(w);
-        if (!mapping_from_vma(w, at, &m)) {
+        if (!mapping_without_table(w, at, &m)) {
             w->end = WALK_NO_TABLE;
             return 1;
         }
@@ -323,16 +419,9 @@ __noinline int unwind_user_stack(struct offcpu_stack *s, const struct unwind_sta
     s->kernel = 0;
     s->ip[0] = r->ip;
     s->nr = 1;
-    w.proc = bpf_map_lookup_elem(&unwind_procs, &w.tgid);
-    /* a table read at start knows no address space yet: it is this one's
-     * (the daemon read it after this process began) */
-    if (w.proc && w.proc->mm == 0)
-        __sync_val_compare_and_swap(&w.proc->mm, 0, w.mm);
-    if (!w.proc || w.proc->mm != w.mm) {
-        /* none yet, an exec, or another process with a reused pid */
-        ask_for_table(&w);
-        w.proc = NULL;
-    }
+    w.proc = table_of(&w);
+    if (!w.proc)
+        find_exe(&w);
     stat_add(OFFCPU_STAT_UNWIND_WALKS, 1);
     bpf_loop(OFFCPU_USER_DEPTH - 1, unwind_step, &w, 0);
     if (w.end == WALK_GOING)

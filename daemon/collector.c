@@ -18,7 +18,7 @@
 #include "macro.h"
 #include "offcpu.skel.h"
 #include "sorted_search.h"
-#include "unwind_tables.h"
+#include "unwind_worker.h"
 
 struct collector {
     struct offcpu_bpf *skel;
@@ -32,7 +32,7 @@ struct collector {
     int64_t gen_start_ns; /* CLOCK_REALTIME when the current generation began */
     struct drained d;
     uint32_t agg_cap, stack_cap;
-    struct unwind_tables *unwind; /* NULL with unwind = frame-pointer */
+    struct unwind_worker *unwind; /* NULL with unwind = frame-pointer */
     struct offcpu_unwind_row *rows; /* unwind_rows, mapped */
     size_t rows_size;
 };
@@ -55,10 +55,12 @@ static uint32_t unwind_rows_max(const struct collector_options *o)
     return n > UINT32_MAX ? UINT32_MAX : n ? (uint32_t)n : 1;
 }
 
-/* The tables the walk reads, and every process's read now: the first block
- * of a process already running is then walked whole. */
+/* The tables the walk reads, every process's read now (before the programs
+ * are attached: the first block of a process already running is then walked
+ * whole), kept from then on by their own thread. */
 static int open_unwind_tables(struct collector *c, const struct collector_options *o)
 {
+    struct unwind_tables *t;
     uint32_t n = unwind_rows_max(o);
     void *rows;
     int r;
@@ -72,11 +74,11 @@ static int open_unwind_tables(struct collector *c, const struct collector_option
         return -errno;
     c->rows = rows;
     r = unwind_tables_new(c->rows, n, bpf_map__fd(c->skel->maps.unwind_procs),
-                          bpf_map__fd(c->skel->maps.unwind_files), &c->unwind);
+                          bpf_map__fd(c->skel->maps.unwind_files), &t);
     if (r < 0)
         return r;
-    unwind_tables_load_all(c->unwind);
-    return 0;
+    unwind_tables_load_all(t);
+    return unwind_worker_start(t, bpf_map__fd(c->skel->maps.unwind_asks), &c->unwind);
 }
 
 static int open_skeleton(const struct collector_options *o, const int *cgroup_fds,
@@ -148,6 +150,9 @@ static int load_and_attach(struct collector *c, const struct collector_options *
     c->gen = 0;
     c->skel->bss->gen = 0;
     c->gen_start_ns = clock_ns(CLOCK_REALTIME);
+    r = open_unwind_tables(c, o);
+    if (r < 0)
+        return r;
     r = offcpu_bpf__attach(c->skel);
     return r < 0 ? -errno : 0;
 }
@@ -181,8 +186,6 @@ int collector_open(const struct collector_options *o, const int *trace_cgroup_fd
         log_warning("membarrier(MEMBARRIER_CMD_GLOBAL) unavailable (nohz_full?): "
                     "waiting 20ms after each flip instead of an RCU grace period");
     r = load_and_attach(c, o, trace_cgroup_fds, ntrace_cgroups);
-    if (r >= 0)
-        r = open_unwind_tables(c, o);
     if (r < 0) {
         collector_free(c);
         return r;
@@ -196,7 +199,7 @@ struct collector *collector_free(struct collector *c)
     if (!c)
         return NULL;
     ring_buffer__free(c->announcements);
-    unwind_tables_free(c->unwind);
+    unwind_worker_stop(c->unwind); /* before the maps it writes go */
     if (c->rows)
         munmap(c->rows, c->rows_size);
     offcpu_bpf__destroy(c->skel);
@@ -286,15 +289,10 @@ int collector_take_announcements(struct collector *c)
     return r < 0 ? r : 0;
 }
 
-int collector_load_unwind_table(struct collector *c, const struct offcpu_announce *a)
-{
-    return c->unwind ? unwind_tables_load(c->unwind, (pid_t)a->tgid, a->mm) : 0;
-}
-
 void collector_get_unwind_stats(const struct collector *c, struct unwind_tables_stats *ret)
 {
     if (c->unwind)
-        unwind_tables_get_stats(c->unwind, ret);
+        unwind_worker_get_stats(c->unwind, ret);
     else
         *ret = (struct unwind_tables_stats){0};
 }
@@ -331,7 +329,7 @@ int collector_flip_and_drain(struct collector *c, struct drained **ret)
     now = clock_ns(CLOCK_REALTIME);
     wait_for_writers(c);
     if (c->unwind)
-        unwind_tables_begin_pass(c->unwind); /* no walk reads what was freed before */
+        unwind_worker_grace_period(c->unwind);
 
     n = drain_map(bpf_map__fd(old & 1 ? c->skel->maps.agg1 : c->skel->maps.agg0), c->d.keys,
                   sizeof(*c->d.keys), c->d.values, sizeof(*c->d.values), c->agg_cap);

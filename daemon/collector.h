@@ -55,18 +55,14 @@ void drained_index_stacks(struct drained *d);
 const struct offcpu_stack *drained_find_stack(const struct drained *d, uint64_t hash);
 
 /* Called for each announcement of the BPF side: a process whose mappings are
- * to be read while it lives (a thread's first voluntary block, an exec), or
- * whose unwind table is wanted (an exec, an unknown address). */
+ * to be read while it lives (a thread's first voluntary block, an exec).
+ * Unwind tables are asked for and read elsewhere (unwind_worker.h). */
 typedef void (*collector_announce_fn)(void *userdata, const struct offcpu_announce *a);
 
 /* Set the callback; returns an fd to poll, readable when announcements wait. */
 int collector_watch_announcements(struct collector *c, collector_announce_fn fn, void *userdata);
 /* Hand what is waiting to the callback. */
 int collector_take_announcements(struct collector *c);
-
-/* Read the unwind table of the announced process (nothing with unwind =
- * frame-pointer). Returns 0 or a negative errno. */
-int collector_load_unwind_table(struct collector *c, const struct offcpu_announce *a);
 
 void collector_get_unwind_stats(const struct collector *c, struct unwind_tables_stats *ret);
 

@@ -127,8 +127,6 @@ static void on_announce(void *userdata, const struct offcpu_announce *a)
 
     if (a->kind == OFFCPU_ANNOUNCE_PROCESS || a->kind == OFFCPU_ANNOUNCE_EXEC)
         symbolizer_prefetch(d->sym, (pid_t)a->tgid, a->exec_id);
-    if (a->kind == OFFCPU_ANNOUNCE_EXEC || a->kind == OFFCPU_ANNOUNCE_UNWIND_TABLE)
-        collector_load_unwind_table(d->collector, a);
 }
 
 static void on_announcements(struct event_source *src, uint32_t events)

@@ -39,12 +39,19 @@ struct table_proc {
     size_t nfiles;
 };
 
+/* Rows no table names any more, and when: reused two grace periods later. */
+struct freed_run {
+    struct row_run run;
+    uint64_t at; /* grace periods counted when freed */
+};
+
 struct unwind_tables {
     struct offcpu_unwind_row *rows;
     int procs_fd, files_fd;
     struct row_space space;
-    struct row_run *freed; /* given back at the next pass, when no walk reads them */
+    struct freed_run *freed;
     size_t nfreed, freed_cap;
+    uint64_t grace_periods; /* as last told */
     struct table_file **files; /* sorted by key */
     size_t nfiles, files_cap;
     struct table_proc *procs; /* sorted by pid */
@@ -185,7 +192,8 @@ static void file_release(struct unwind_tables *t, struct table_file *f)
         bpf_map_delete_elem(t->files_fd, &f->kernel_key);
     if (f->first >= 0 &&
         array_reserve(&t->freed, &t->freed_cap, t->nfreed + 1, sizeof(*t->freed), 16) == 0) {
-        t->freed[t->nfreed++] = (struct row_run){.first = (uint32_t)f->first, .count = f->count};
+        t->freed[t->nfreed++] = (struct freed_run){
+            .run = {.first = (uint32_t)f->first, .count = f->count}, .at = t->grace_periods};
         t->stats.files--;
         t->stats.rows -= f->count;
     } else if (f->first >= 0) {
@@ -306,13 +314,21 @@ void unwind_tables_load_all(struct unwind_tables *t)
     closedir(d);
 }
 
+void unwind_tables_count_grace_periods(struct unwind_tables *t, uint64_t n)
+{
+    t->grace_periods = n;
+}
+
 void unwind_tables_begin_pass(struct unwind_tables *t)
 {
     size_t kept = 0;
 
+    /* Counted when freed as n, the next grace period may have begun before
+     * the free; the one after began later: no walk reads the rows after it. */
     for (size_t i = 0; i < t->nfreed; i++)
-        if (row_space_give(&t->space, t->freed[i].first, t->freed[i].count) < 0)
-            t->freed[kept++] = t->freed[i]; /* tried again next pass */
+        if (t->freed[i].at + 2 > t->grace_periods ||
+            row_space_give(&t->space, t->freed[i].run.first, t->freed[i].run.count) < 0)
+            t->freed[kept++] = t->freed[i];
     t->nfreed = kept;
     kept = 0;
     for (size_t i = 0; i < t->nprocs; i++) {

@@ -7,8 +7,10 @@
  * A process's table is read when it is announced (an exec, a first block, an
  * address or address space its table does not know) and for every process
  * at start. A file's rows go when no process's table names it any more, and
- * their room is reused one pass later, when no walk can still be reading
- * them. Rows that do not fit in the room given are not loaded, and counted.
+ * their room is reused once no walk can still be reading them. Rows that do
+ * not fit in the room given are not loaded, and counted. Each file with rows
+ * is also listed by its identity, for code a process mapped since its table
+ * was read (the walk finds the file through the VMA).
  */
 #ifndef UNWIND_TABLES_H
 #define UNWIND_TABLES_H
@@ -45,8 +47,12 @@ int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm);
 /* Read the tables of every process. */
 void unwind_tables_load_all(struct unwind_tables *t);
 
-/* Once per drain, after an RCU grace period: reuse the room of rows freed
- * before it, and forget processes that are gone. */
+/* How many RCU grace periods have ended since start (one per flip): rows
+ * freed are reused once two more have. Call before the calls below. */
+void unwind_tables_count_grace_periods(struct unwind_tables *t, uint64_t n);
+
+/* Now and then (once per drain): reuse the room of rows no walk can still be
+ * reading, and forget processes that are gone. */
 void unwind_tables_begin_pass(struct unwind_tables *t);
 
 void unwind_tables_get_stats(const struct unwind_tables *t, struct unwind_tables_stats *ret);

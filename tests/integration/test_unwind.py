@@ -7,7 +7,10 @@ two daemons watch it: one walking from call frame information (the default) and 
 with `unwind = frame-pointer`. The share of its off-CPU time whose user stack reaches
 the thread's entry must be >= 95% with the first and near 0 with the second: the
 measure fails without the unwinder. Every program is a new process, and the copied
-binaries are files no daemon has seen before: both are first runs."""
+binaries are files no daemon has seen before: both are first runs. The programs run in
+a cgroup of their own, the only one the daemons trace: other work on the machine
+cannot fill the daemons' maps."""
+import os
 import shutil
 import subprocess
 import threading
@@ -15,6 +18,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from conftest import Daemon, cgroup2_mount
 
 # Where a thread begins: glibc's _start (the main thread) and clone3 (every other),
 # whose call frame information marks the return address undefined. A stripped
@@ -45,18 +50,27 @@ t.join()
 """
 
 
+CGROUP = cgroup2_mount() / f"offcpud-unwind-{os.getpid()}"
+
+
 @pytest.fixture(scope="module")
 def daemons(tmp_path_factory):
-    from conftest import Daemon
     home = tmp_path_factory.mktemp("unwind")
-    (home / "dwarf").mkdir()
-    (home / "fp").mkdir()
-    (home / "fp.conf").write_text("unwind = frame-pointer\n")
-    dwarf = Daemon(home / "dwarf", "--interval", "200ms")
-    fp = Daemon(home / "fp", "--interval", "200ms", "--config", str(home / "fp.conf"))
-    yield dwarf, fp
-    dwarf.stop()
-    fp.stop()
+    CGROUP.mkdir()
+    for mode in ("dwarf", "frame-pointer"):
+        (home / mode).mkdir()
+        (home / mode / "offcpud.conf").write_text(f"unwind = {mode}\ntrace-cgroups = {CGROUP}\n")
+    started = [Daemon(home / mode, "--interval", "200ms", "--config",
+                      str(home / mode / "offcpud.conf")) for mode in ("dwarf", "frame-pointer")]
+    yield started
+    for d in started:
+        d.stop()
+    CGROUP.rmdir()
+
+
+def into_cgroup():
+    """Run in the child, before exec: the program is traced from its first block."""
+    (CGROUP / "cgroup.procs").write_text("0\n")
 
 
 def feed_slowly(proc, lines, every=0.04):
@@ -75,7 +89,7 @@ def drain_slowly(proc, chunk=65536, every=0.02):
 def run(argv, lines=None, drain=False, cwd=None):
     """Run argv as a new process, fed lines slowly on stdin (or with stdin closed), its
     output drained slowly (or dropped); its pid once it has exited."""
-    proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.PIPE if lines else subprocess.DEVNULL,
+    proc = subprocess.Popen(argv, cwd=cwd, preexec_fn=into_cgroup, stdin=subprocess.PIPE if lines else subprocess.DEVNULL,
                             stdout=subprocess.PIPE if drain else subprocess.DEVNULL, text=not drain)
     if lines:
         feed_slowly(proc, lines)
