@@ -75,17 +75,20 @@ enum walk_end {
     WALK_READ = OFFCPU_STAT_UNWIND_READ,
 };
 
+/* A walk in progress: no pointers, so that the frame step, a global
+ * function, can be verified once for every walk. */
 struct walk {
-    struct offcpu_stack *s;
-    struct offcpu_unwind_process *proc; /* NULL: no table for this address space */
     __u64 pc, sp, bp;
-    __u32 tgid, exec_id;
+    __u64 frame; /* the step's frame, kept if it says so */
     __u64 mm;
+    __u32 tgid, exec_id;
     __u32 end;       /* enum walk_end */
-    bool bp_known;   /* bp holds the caller's rbp */
+    __u32 bp_known;  /* bp holds the caller's rbp */
+    __u32 has_table; /* the process's table is of this address space */
+    __u32 vma_tried; /* bpf_find_vma was called: once per program run, or it fails */
+    __u32 unknown;   /* an address was in no code the walk knew: the stack may be incomplete */
     struct offcpu_unwind_mapping exe; /* without a table: the program's own code (see find_exe) */
-    bool vma_tried;  /* bpf_find_vma was called: once per program run, or it fails */
-    struct offcpu_unwind_mapping vma; /* what it found (row_count 0: nothing) */
+    struct offcpu_unwind_mapping vma; /* what bpf_find_vma found (row_count 0: nothing) */
 };
 
 /*
@@ -184,7 +187,7 @@ static __always_inline void find_exe(struct walk *w)
 /* bpf_find_vma's callback: the mapping at the address, if its file has rows. */
 static long vma_mapping(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
 {
-    struct walk *w = ctx;
+    struct offcpu_unwind_mapping *found = ctx;
     struct offcpu_unwind_file *f;
     __u64 offset;
 
@@ -195,7 +198,7 @@ static long vma_mapping(struct task_struct *task, struct vm_area_struct *vma, vo
     offset = vma->vm_pgoff << 12;
     if (f && offset >= f->seg_offset && offset - f->seg_offset < f->seg_size)
         mapping_of_file(vma->vm_start, vma->vm_end, f, offset - f->seg_offset + f->seg_vaddr,
-                        &w->vma);
+                        found);
     return 0;
 }
 
@@ -205,9 +208,12 @@ static __always_inline bool mapping_from_vma(struct walk *w, __u64 addr,
                                              struct offcpu_unwind_mapping *ret)
 {
     if (!w->vma_tried) {
+        struct offcpu_unwind_mapping found = {};
+
         w->vma_tried = true;
         /* sched_switch runs in the task switching out: current is it */
-        bpf_find_vma(bpf_get_current_task_btf(), addr, vma_mapping, w, 0);
+        bpf_find_vma(bpf_get_current_task_btf(), addr, vma_mapping, &found, 0);
+        w->vma = found;
     }
     if (!w->vma.row_count || addr < w->vma.start || addr >= w->vma.end)
         return false;
@@ -237,16 +243,16 @@ static __always_inline bool mapping_without_table(struct walk *w, __u64 addr,
 }
 
 /* Ask the daemon to read the process's table again: once, until it has. */
-static __always_inline void ask_for_table(struct walk *w)
+static __always_inline void ask_for_table(struct walk *w, struct offcpu_unwind_process *proc)
 {
-    if (w->proc && __sync_lock_test_and_set(&w->proc->asked, OFFCPU_UNWIND_ASKED) !=
-                       OFFCPU_UNWIND_ASKED)
+    if (proc->asked != OFFCPU_UNWIND_FULL &&
+        __sync_lock_test_and_set(&proc->asked, OFFCPU_UNWIND_ASKED) != OFFCPU_UNWIND_ASKED)
         request_table(w->tgid, w->exec_id, w->mm);
 }
 
-/* The process's table, if it is of this address space; else ask for one:
+/* Is the process's table of this address space? If not, ask for one:
  * once, from an empty table standing for it until the daemon writes it. */
-static __always_inline struct offcpu_unwind_process *table_of(struct walk *w)
+static __always_inline bool has_table(struct walk *w)
 {
     struct offcpu_unwind_process *p = bpf_map_lookup_elem(&unwind_procs, &w->tgid), *empty;
     __u32 zero = 0;
@@ -254,25 +260,25 @@ static __always_inline struct offcpu_unwind_process *table_of(struct walk *w)
     if (!p) {
         empty = bpf_map_lookup_elem(&unwind_empty, &zero);
         if (!empty || bpf_map_update_elem(&unwind_procs, &w->tgid, empty, BPF_NOEXIST) < 0)
-            return NULL; /* another CPU made it first: it asks */
+            return false; /* another CPU made it first: it asks */
         p = bpf_map_lookup_elem(&unwind_procs, &w->tgid);
         if (!p)
-            return NULL;
+            return false;
         p->mm = w->mm;
         p->asked = OFFCPU_UNWIND_ASKED;
         request_table(w->tgid, w->exec_id, w->mm);
-        return NULL;
+        return false;
     }
     /* a table read at start knows no address space yet: it is this one's
      * (the daemon read it after this process began) */
     if (p->mm == 0)
         __sync_val_compare_and_swap(&p->mm, 0, w->mm);
     if (p->mm == w->mm)
-        return p;
+        return true;
     /* an exec, or another process with a reused pid */
     if (__sync_lock_test_and_set(&p->asked, OFFCPU_UNWIND_ASKED) != OFFCPU_UNWIND_ASKED)
         request_table(w->tgid, w->exec_id, w->mm);
-    return NULL;
+    return false;
 }
 
 /* One frame by frame pointer: [bp] holds the caller's rbp, [bp + 8] the
@@ -348,26 +354,50 @@ static __always_inline bool step_by_row(struct walk *w, const struct offcpu_unwi
     return true;
 }
 
-/* bpf_loop's body: the caller of the frame at w->pc, appended. */
-static long unwind_step(__u32 i, void *ctx)
+enum step {
+    STEP_STOP, /* the frame at pc is none: stop without it */
+    STEP_LAST, /* keep the frame, and stop */
+    STEP_NEXT, /* keep the frame; its caller is at pc */
+};
+
+/*
+ * The frame at w->pc (a return address past the first): kept once it is
+ * known to lie in code of the process, and its caller found. A global
+ * function: the verifier checks it once, not once for every state the walk
+ * can be in. Returns an enum step.
+ */
+__noinline int unwind_frame(struct walk *w, __u32 i)
 {
-    struct walk *w = ctx;
+    struct offcpu_unwind_process *proc = NULL;
     struct offcpu_unwind_mapping m;
-    const struct offcpu_unwind_row *row;
-    /* a return address points after its call, maybe past the function's end */
-    __u64 at = i == 0 ? w->pc : w->pc - 1;
-    __u32 n;
+    const struct offcpu_unwind_row *row = NULL;
+    __u64 at;
     bool ok;
 
-    if (!w->proc || !mapping_of(w->proc, at, &m)) {
-        if (w->proc && w->proc->asked != OFFCPU_UNWIND_FULL)
-            ask_for_table(w);
+    if (!w)
+        return STEP_STOP;
+    /* a return address points after its call, maybe past the function's end */
+    at = i == 0 ? w->pc : w->pc - 1;
+    if (w->has_table)
+        proc = bpf_map_lookup_elem(&unwind_procs, &w->tgid);
+    if (!proc || !mapping_of(proc, at, &m)) {
+        if (proc)
+            ask_for_table(w, proc);
         if (!mapping_without_table(w, at, &m)) {
             w->end = WALK_NO_TABLE;
-            return 1;
+            w->unknown = true;
+            /* A process whose table is not read yet (just exec'd, under
+             * load) is followed by frame pointer meanwhile, as the kernel
+             * would. With a table, an address in no code of the process is
+             * no frame (a new thread's first instruction, where its CFI is
+             * still its parent's): not kept. */
+            if (w->has_table)
+                return STEP_STOP;
+            w->frame = w->pc;
+            return step_by_frame_pointer(w) && w->pc ? STEP_NEXT : STEP_LAST;
         }
     }
-    row = NULL;
+    w->frame = w->pc;
     if (m.row_count && at - m.bias <= 0xffffffffULL)
         row = row_of(m.row_first, m.row_count, (__u32)(at - m.bias));
     if (!row || row->cfa == OFFCPU_CFA_NONE)
@@ -375,18 +405,37 @@ static long unwind_step(__u32 i, void *ctx)
     else
         ok = step_by_row(w, row);
     if (!ok)
-        return 1;
+        return STEP_LAST;
     if (!w->pc) {
         w->end = WALK_END;
-        return 1;
+        return STEP_LAST;
     }
-    n = w->s->nr;
-    if (n >= OFFCPU_USER_DEPTH)
+    return STEP_NEXT;
+}
+
+struct walk_ctx {
+    struct walk w;
+    struct offcpu_stack *s;
+};
+
+/* bpf_loop's body: one frame, kept in the stack. */
+static long unwind_step(__u32 i, void *ctx)
+{
+    struct walk_ctx *c = ctx;
+    int step = unwind_frame(&c->w, i);
+    __u32 n;
+
+    if (step == STEP_STOP)
         return 1;
-    w->s->ip[n] = w->pc;
-    w->s->nr = n + 1;
-    stat_add(OFFCPU_STAT_UNWIND_FRAMES, 1);
-    return 0;
+    if (i > 0) { /* the first, the interrupted pc, is kept already */
+        n = c->s->nr;
+        if (n >= OFFCPU_USER_DEPTH)
+            return 1;
+        c->s->ip[n] = c->w.frame;
+        c->s->nr = n + 1;
+        stat_add(OFFCPU_STAT_UNWIND_FRAMES, 1);
+    }
+    return step == STEP_NEXT ? 0 : 1;
 }
 
 /* Where the walk starts: the user registers of the task switching out. */
@@ -398,37 +447,39 @@ struct unwind_start {
 
 /*
  * The user stack from its registers, into s. Returns 0 where the walk met
- * what its table does not know yet (the stack is incomplete, the daemon was
- * asked), 1 otherwise.
+ * what its table does not know yet (the stack may be incomplete, and is not
+ * to be reused; the daemon was asked), 1 otherwise.
  *
  * A global function: the verifier checks it once, not once for each path of
  * its caller that reaches it.
  */
 __noinline int unwind_user_stack(struct offcpu_stack *s, const struct unwind_start *r)
 {
-    struct walk w = {.s = s, .bp_known = true};
+    struct walk_ctx c = {.s = s};
+    struct walk *w = &c.w;
 
     if (!s || !r)
         return 1;
-    w.pc = r->ip;
-    w.sp = r->sp;
-    w.bp = r->bp;
-    w.mm = r->mm;
-    w.tgid = r->tgid;
-    w.exec_id = r->exec_id;
+    w->pc = r->ip;
+    w->sp = r->sp;
+    w->bp = r->bp;
+    w->bp_known = true;
+    w->mm = r->mm;
+    w->tgid = r->tgid;
+    w->exec_id = r->exec_id;
     s->kernel = 0;
     s->ip[0] = r->ip;
     s->nr = 1;
-    w.proc = table_of(&w);
-    if (!w.proc)
-        find_exe(&w);
+    w->has_table = has_table(w);
+    if (!w->has_table)
+        find_exe(w);
     stat_add(OFFCPU_STAT_UNWIND_WALKS, 1);
-    bpf_loop(OFFCPU_USER_DEPTH - 1, unwind_step, &w, 0);
-    if (w.end == WALK_GOING)
+    bpf_loop(OFFCPU_USER_DEPTH, unwind_step, &c, 0);
+    if (w->end == WALK_GOING)
         stat_add(OFFCPU_STAT_UNWIND_DEPTH, 1);
     else
-        stat_add(w.end, 1);
-    return w.end != WALK_NO_TABLE;
+        stat_add(w->end, 1);
+    return !w->unknown;
 }
 
 #endif

@@ -7,8 +7,6 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include "log.h"
 #include "offcpu.h"
@@ -50,10 +48,6 @@ static int on_ask(void *ctx, void *data, size_t size)
 static void *serve(void *userdata)
 {
     struct unwind_worker *w = userdata;
-
-    /* a process waits for its table while it is blocked: answer before the
-     * machine's other work (as root, nice -10 cannot fail) */
-    setpriority(PRIO_PROCESS, (id_t)gettid(), -10);
 
     while (!atomic_load(&w->stop)) {
         uint64_t n;

@@ -29,8 +29,9 @@ ENTRIES = {"_start", "clone3", "clone"}
 
 def reaches_entry(user):
     return bool(user) and (user[0] in ENTRIES or user[1:2] == ["__libc_start_main"])
-# How far a frame-pointer walk gets through the same programs (measured: 0-1.2%).
-FRAME_POINTER_SHARE_MAX = 0.05
+# How far a frame-pointer walk gets through the same programs: 0-1.2% measured, more
+# where a program blocks at its very first instruction (_start, paging in at exec).
+FRAME_POINTER_SHARE_MAX = 0.10
 DWARF_SHARE_MIN = 0.95
 
 PYTHON_WORKLOAD = r"""
@@ -185,6 +186,7 @@ def test_thread_stacks_root_at_clone3(daemons):
     dwarf, _ = daemons
     pid = WORKLOADS["python3"](None)
     _, stacks = entry_share(dwarf, pid)
-    threads = [s for s in stacks if s["user"][:1] == ["clone3"]]
+    # (a thread preempted at its first instruction, in clone3, has no caller yet)
+    threads = [s for s in stacks if s["user"][:1] == ["clone3"] and len(s["user"]) > 1]
     assert threads, heaviest(stacks)
     assert all(s["user"][1] == "start_thread" for s in threads), heaviest(threads)
