@@ -190,3 +190,60 @@ def test_thread_stacks_root_at_clone3(daemons):
     threads = [s for s in stacks if s["user"][:1] == ["clone3"] and len(s["user"]) > 1]
     assert threads, heaviest(stacks)
     assert all(s["user"][1] == "start_thread" for s in threads), heaviest(threads)
+
+
+PERF_WORKLOAD = r"""
+import time
+def napper():
+    for _ in range(40):
+        time.sleep(0.01)
+napper()
+"""
+
+
+def perf_user_stacks(data, pid):
+    """Each sched_switch sample of pid in a perf.data: its user frames, root first, as
+    (file name, offset in it); the file is None where perf printed "(inlined)" instead."""
+    out = subprocess.run(["perf", "script", "-i", str(data), "-F", "pid,ip,sym,dso"],
+                         capture_output=True, text=True, check=True).stdout
+    stacks = []
+    for sample in out.split("\n\n"):
+        lines = sample.strip().splitlines()
+        if not lines or int(lines[0].split()[0]) != pid:
+            continue
+        frames = []
+        for line in lines[1:]:
+            ip, rest = line.split(None, 1)
+            dso = rest.rsplit(" (", 1)[1].rstrip(")")
+            if "kernel.kallsyms" not in dso:
+                frames.append((None if dso == "inlined" else Path(dso).name, int(ip, 16)))
+        stacks.append(frames[::-1])
+    return stacks
+
+
+def test_same_callers_as_perf(daemons, tmp_path):
+    """python3 in time.sleep, recorded by perf's own DWARF unwinder (a copy of each
+    sample's user stack, unwound in user space by libdw) at the same sched_switch: the
+    heaviest stack has the very frames, root to leaf, of perf's most frequent stack with
+    that leaf. Compared by file and offset: perf names some frames by other aliases of
+    the same address (__GI___clock_nanosleep, __libc_start_main_impl), and an inlined
+    frame in its place."""
+    dwarf, _ = daemons
+    data = tmp_path / "perf.data"
+    proc = subprocess.Popen(["perf", "record", "-q", "-e", "sched:sched_switch",
+                             "--call-graph", "dwarf,16384", "-o", str(data), "--",
+                             "/usr/bin/python3", "-c", PERF_WORKLOAD], preexec_fn=into_cgroup)
+    assert proc.wait(timeout=120) == 0
+    reply = dwarf.dump_json("--comm", "python3", "--since", "120s", "--group-by", "pid",
+                            "--frame-detail")
+    ours = max(reply["stacks"], key=lambda s: s["total_ns"])
+    assert ours["user"][-1:] == ["clock_nanosleep"], heaviest(reply["stacks"])
+    mine = [(Path(f["module"]).name, f["offset"]) for f in ours["user_frames"]]
+    def same(a, b):
+        return len(a) == len(b) and all(
+            x[1] == y[1] and None in (x[0], y[0]) or x == y for x, y in zip(a, b))
+
+    theirs = [s for s in perf_user_stacks(data, ours["pid"]) if same(s[-1:], mine[-1:])]
+    assert theirs, f"perf has no sample at {mine[-1]}"
+    reference = max(theirs, key=theirs.count)
+    assert same(mine, reference), f"perf: {reference}\nours: {mine}\n{ours['user']}"
