@@ -107,6 +107,7 @@ static int write_svg(FILE *f, const json_t *params, const json_t *before, const 
         .before_s = diff_window_seconds(before),
         .min_px = SVG_MIN_PX,
         .max_frames = SVG_MAX_FRAMES,
+        .max_bytes = SVG_MAX_BYTES,
     };
     struct flame_tree t;
     int r;

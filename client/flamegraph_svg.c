@@ -56,6 +56,7 @@ static int draw(FILE *out, const json_t *params, const json_t *dump, const struc
             .colors = req->colors,
             .min_px = req->min_px,
             .max_frames = SVG_MAX_FRAMES,
+            .max_bytes = SVG_MAX_BYTES,
             .timeline = tl,
         };
 
