@@ -11,7 +11,7 @@
 #include "daemon_call.h"
 #include "diff_folded.h"
 #include "flame_tree.h"
-#include "flamegraph_svg.h"
+#include "svg_flamegraph.h"
 #include "macro.h"
 #include "render.h"
 #include "selection.h"
@@ -118,7 +118,7 @@ static int write_svg(FILE *f, const json_t *params, const json_t *before, const 
     if (r == 0)
         r = flame_tree_add(&t, before, FLAME_BEFORE);
     if (r == 0) {
-        flamegraph_title(params, "Change in off-CPU time per second", title, sizeof(title));
+        selection_title(params, "Change in off-CPU time per second", title, sizeof(title));
         snprintf(
             subtitle, sizeof(subtitle), "before %s; after %s",
             render_window(json_integer_value(json_object_get(before, "start_ns")),

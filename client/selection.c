@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "duration.h"
@@ -96,6 +97,14 @@ int selection_option(int c, const char *arg, json_t *params)
     default:
         return -ENOENT;
     }
+}
+
+void selection_title(const json_t *params, const char *what, char *buf, size_t size)
+{
+    char whose[256];
+
+    selection_describe(params, whose, sizeof(whose));
+    snprintf(buf, size, "%s%s", what, strcmp(whose, " at all") ? whose : " of every task");
 }
 
 int selection_no_data(const json_t *params, const char *where)
