@@ -5,7 +5,6 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "commands.h"
 #include "daemon_call.h"
@@ -13,6 +12,7 @@
 #include "flame_tree.h"
 #include "svg_flamegraph.h"
 #include "macro.h"
+#include "output_file.h"
 #include "render.h"
 #include "selection.h"
 
@@ -131,23 +131,33 @@ static int write_svg(FILE *f, const json_t *params, const json_t *before, const 
     return r;
 }
 
-static int write_output(const char *path, const json_t *params, const json_t *before,
-                        const json_t *after)
-{
-    _cleanup_fclose_ FILE *f = fopen(path, "we");
-    int r;
+struct diff_job {
+    const json_t *params, *before, *after;
+};
 
-    if (!f)
-        return fail("cannot write %s: %s", path, strerror(errno));
-    r = write_svg(f, params, before, after);
-    if (r == 0 && fflush(f) != 0)
-        r = -errno;
-    if (r < 0) {
-        unlink(path); /* no half graph left behind */
-        return fail("writing %s: %s", path, strerror(-r));
+static int write_graph(FILE *f, void *ctx)
+{
+    const struct diff_job *job = ctx;
+
+    return write_svg(f, job->params, job->before, job->after);
+}
+
+static int write_output(const struct globals *g, const char *path, const json_t *params,
+                        const json_t *before, const json_t *after)
+{
+    struct diff_job job = {.params = params, .before = before, .after = after};
+    json_auto_t *summary = NULL;
+    long bytes;
+    int r = output_file(path, write_graph, &job, &bytes);
+
+    if (r != EXIT_OK)
+        return r;
+    if (!g->json) {
+        printf("wrote %s: %ld KiB\n", path, (bytes + 1023) / 1024);
+        return EXIT_OK;
     }
-    printf("wrote %s\n", path);
-    return EXIT_OK;
+    summary = json_pack("{s:s, s:I}", "output", path, "bytes", (json_int_t)bytes);
+    return print_json(summary);
 }
 
 static int print_diff(const struct globals *g, const json_t *before, const json_t *after)
@@ -209,6 +219,6 @@ int cmd_diff(const struct globals *g, int argc, char **argv)
     if (r != EXIT_OK)
         return r;
     if (w.output)
-        return finish_output(write_output(w.output, params, before, after));
+        return finish_output(write_output(g, w.output, params, before, after));
     return finish_output(print_diff(g, before, after));
 }

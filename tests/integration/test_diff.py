@@ -100,7 +100,10 @@ def test_svg_red_grew_blue_shrank(daemon, windows, tmp_path):
     selection, before, after = windows
     out = tmp_path / "diff.svg"
     res = daemon.ctl("diff", *selection, *before, *after, "-o", str(out))
-    assert res.stdout == f"wrote {out}\n"
+    assert res.stdout == f"wrote {out}: {(out.stat().st_size + 1023) // 1024} KiB\n"
+    summary = json.loads(daemon.ctl("--json", "diff", *selection, *before, *after,
+                                    "-o", str(out)).stdout)
+    assert summary == {"output": str(out), "bytes": out.stat().st_size}
     fills = {}
     for g in ET.parse(out).getroot().iter(f"{SVG}g"):
         if g.get("class") == "f":
