@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "clock.h"
 #include "commands.h"
 #include "daemon_call.h"
 #include "diff_folded.h"
@@ -83,6 +84,24 @@ static void after_params(json_t *params, const json_t *before)
         json_object_set(params, "since_ns", json_object_get(before, "until_ns"));
     else
         json_object_set(params, "start_ns", json_object_get(before, "end_ns"));
+}
+
+/* Times back from now as Unix times, from one now for both windows: asked
+ * apart, each would count back from its own, and where they meet a snapshot
+ * could fall in both or in neither. */
+static void fix_window(json_t *params, int64_t now)
+{
+    static const char *const relative[] = {"since_ns", "until_ns"};
+    static const char *const absolute[] = {"start_ns", "end_ns"};
+
+    for (size_t i = 0; i < ARRAY_SIZE(relative); i++) {
+        json_t *back = json_object_get(params, relative[i]);
+
+        if (!back)
+            continue;
+        json_object_set_new(params, absolute[i], json_integer(now - json_integer_value(back)));
+        json_object_del(params, relative[i]);
+    }
 }
 
 static int ask(const struct globals *g, json_t *params, const char *which, json_t **ret)
@@ -193,6 +212,7 @@ int cmd_diff(const struct globals *g, int argc, char **argv)
     json_auto_t *params = json_object(), *window = json_object();
     json_auto_t *earlier = NULL, *before = NULL, *after = NULL;
     struct windows w = {.before = window};
+    int64_t now;
     int c, r = EXIT_OK;
 
     optind = 1;
@@ -213,6 +233,9 @@ int cmd_diff(const struct globals *g, int argc, char **argv)
     if (r != EXIT_OK)
         return r;
     after_params(params, earlier);
+    now = clock_ns(CLOCK_REALTIME);
+    fix_window(earlier, now);
+    fix_window(params, now);
     r = ask(g, earlier, "the earlier window", &before);
     if (r == EXIT_OK)
         r = ask(g, params, "the later window", &after);
