@@ -115,6 +115,14 @@ int selection_option(int c, const char *arg, json_t *params)
     }
 }
 
+void selection_title(const json_t *params, const char *what, char *buf, size_t size)
+{
+    char whose[256];
+
+    selection_describe(params, whose, sizeof(whose));
+    snprintf(buf, size, "%s%s", what, strcmp(whose, " at all") ? whose : " of every task");
+}
+
 int selection_no_data(const json_t *params, const char *where)
 {
     char what[256];
