@@ -20,6 +20,9 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "offcpu.h"
+#include "common.bpf.h"
+#include "stack_cache.bpf.h"
+#include "unwind.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -38,10 +41,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 volatile __u32 gen;
 
 /* Set by the daemon before load. */
-const volatile bool stack_cache = true; /* reuse stacks when a task blocks at a known place */
-const volatile __u32 check_shift = 6;   /* ...and walk anyway one hit in 2^check_shift */
 const volatile bool trace_kernel_threads = true;
-const volatile bool unwind_callers = true; /* recover callers past code without frame pointers */
 const volatile __u32 ntrace_cgroups = 0;   /* 0: every cgroup; else those in trace_cgroups */
 /* What one cgroup may add to a generation's maps: new stacks, new aggregate
  * entries (0: no limit). Set from the maps' sizes and the cgroup share. */
@@ -58,23 +58,6 @@ struct rec_ident {
     __u32 exec_id;
     __u32 pad;
     char comm[16];
-};
-
-/*
- * Where a task blocked, as far as can be told without walking its stacks:
- * the user registers its syscall saved, the syscall and the state. A task
- * that blocks with the same fingerprint again nearly always has the same
- * stacks. Reading user memory would tell more, but on these machines one
- * read of user memory costs as much as the rest of the event; instead a
- * random sample of hits is walked all the same, counted in status, and a
- * task found blocking with other stacks at a known place is walked always.
- */
-struct fingerprint {
-    __u64 ip, sp, bp;
-    __u64 syscall;
-    __u64 exec_id; /* an exec in place starts a new image */
-    __u32 state;
-    __u32 valid;
 };
 
 /* A kernel stack as kept in a record; stored as a struct offcpu_stack,
@@ -176,26 +159,6 @@ struct {
 } scratch SEC(".maps");
 
 struct {
-    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-    __uint(max_entries, 1);
-    __type(key, __u32);
-    __type(value, struct offcpu_stats);
-} stats SEC(".maps");
-
-/*
- * Where code without frame pointers (glibc) keeps the return address, per
- * process image and pc, as read by the daemon from the code's call frame
- * information on request: a frame-pointer walk skips the caller of such
- * code, and these rules recover it.
- */
-struct {
-    __uint(type, BPF_MAP_TYPE_LRU_HASH);
-    __uint(max_entries, 16384);
-    __type(key, struct offcpu_unwind_key);
-    __type(value, __s32);
-} unwind_rules SEC(".maps");
-
-struct {
     __uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
     __uint(max_entries, OFFCPU_TRACE_CGROUPS_MAX);
     __type(key, __u32);
@@ -226,21 +189,6 @@ struct {
     __type(key, struct share_key);
     __type(value, struct share);
 } shares SEC(".maps");
-
-struct {
-    __uint(type, BPF_MAP_TYPE_RINGBUF);
-    __uint(max_entries, 256 * 1024);
-} announcements SEC(".maps");
-
-static __always_inline void stat_add(enum offcpu_stat s, __u64 n)
-{
-    __u32 zero = 0;
-    struct offcpu_stats *st = bpf_map_lookup_elem(&stats, &zero);
-
-    /* atomic: a preempted iterator and sched_switch may share a CPU */
-    if (st && s < OFFCPU_STAT__MAX)
-        __sync_fetch_and_add(&st->v[s], n);
-}
 
 static __always_inline __u32 state_of(bool preempt, unsigned int prev_state)
 {
@@ -309,28 +257,6 @@ static __always_inline __u32 take_stack(void *ctx, struct offcpu_stack *s, __u32
     return n / sizeof(__u64);
 }
 
-/* Of prev in tp_btf/sched_switch, where it is a trusted BTF pointer. */
-static __always_inline void fingerprint_of(struct fingerprint *fp, struct task_struct *task,
-                                           __u32 state)
-{
-    struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-
-    fp->ip = regs->ip;
-    fp->sp = regs->sp;
-    fp->bp = regs->bp;
-    fp->syscall = regs->orig_ax;
-    fp->exec_id = task->self_exec_id;
-    fp->state = state;
-    fp->valid = 1;
-}
-
-static __always_inline bool fingerprint_equal(const struct fingerprint *a,
-                                              const struct fingerprint *b)
-{
-    return a->valid && b->valid && a->ip == b->ip && a->sp == b->sp && a->bp == b->bp &&
-           a->syscall == b->syscall && a->exec_id == b->exec_id && a->state == b->state;
-}
-
 /* What sched_switch tells about the task switching out. */
 struct switch_out {
     __u64 start_time;
@@ -340,97 +266,36 @@ struct switch_out {
     __u64 cgroup_id;
     __u32 uid; /* owner: see owner_of */
     char comm[16];
+    __u64 mm; /* the address space: whose unwind table */
     bool kthread;
     bool has_regs;  /* fp is filled in */
     bool cacheable; /* ...and may be used to reuse stacks */
     struct fingerprint fp;
 };
 
-/* Ask the daemon once for the rule at pc: a pending rule stands meanwhile. */
-static __always_inline void request_rule(const struct offcpu_unwind_key *k, bool leaf)
-{
-    __s32 pending = OFFCPU_UNWIND_PENDING;
-    struct offcpu_announce a = {
-        .tgid = k->tgid,
-        .exec_id = k->exec_id,
-        .kind = leaf ? OFFCPU_ANNOUNCE_UNWIND_LEAF : OFFCPU_ANNOUNCE_UNWIND_CALLER,
-        .pc = k->pc,
-    };
-
-    if (bpf_map_update_elem(&unwind_rules, k, &pending, BPF_NOEXIST) == 0 &&
-        bpf_ringbuf_output(&announcements, &a, sizeof(a), 0) < 0) {
-        bpf_map_delete_elem(&unwind_rules, k);
-        stat_add(OFFCPU_STAT_ANNOUNCE_LOST, 1);
-    }
-}
-
-/*
- * A frame-pointer walk gives [pc, return address at bp + 8, ...]. Where pc is
- * in code without frame pointers, bp still holds the frame of the first
- * caller with one, and the callers in between are missing: follow the rules
- * from the user sp instead. Returns how many return addresses were found;
- * *final is false when a rule was missing (asked for, or being asked): the
- * stacks are not to be reused, a later walk will know more.
- */
-static __always_inline __u32 recover_callers(const struct switch_out *so,
-                                             __u64 ra[OFFCPU_UNWIND_MAX], bool *final)
-{
-    __u64 pc = so->fp.ip, sp = so->fp.sp;
-    __u32 n = 0;
-
-    for (int i = 0; i < OFFCPU_UNWIND_MAX; i++) {
-        struct offcpu_unwind_key k = {.tgid = so->tgid, .exec_id = so->exec_id, .pc = pc};
-        __s32 *rule = bpf_map_lookup_elem(&unwind_rules, &k);
-        __s32 off;
-
-        if (!rule) {
-            request_rule(&k, i == 0);
-            *final = false;
-            break;
-        }
-        off = *rule;
-        if (off == OFFCPU_UNWIND_PENDING) {
-            *final = false;
-            break;
-        }
-        if (off <= 0 || off >= 1 << 16)
-            break;
-        if (bpf_probe_read_user(&ra[i], sizeof(ra[i]), (void *)(sp + off - 8)) < 0 || !ra[i])
-            break;
-        sp += off;
-        pc = ra[i];
-        n++;
-    }
-    return n;
-}
-
-/* The user stack, with the callers recovered put after the pc: the walk is
- * written n frames in, and its first frame, the pc, moved to the front. */
+/* The user stack, from call frame information or frame pointers. Returns
+ * its hash; *final is false when the walk met what its table does not know
+ * yet: the stacks are not to be reused, a later walk will know more. */
 static __always_inline __u64 take_user_stack(void *ctx, struct offcpu_stack *s,
                                              const struct switch_out *so, bool *final)
 {
-    __u64 ra[OFFCPU_UNWIND_MAX];
-    __u32 n = unwind_callers && so->has_regs ? recover_callers(so, ra, final) : 0, got;
+    if (unwind_dwarf && so->has_regs) {
+        struct unwind_start start = {.ip = so->fp.ip, .sp = so->fp.sp, .bp = so->fp.bp,
+                                     .mm = so->mm, .tgid = so->tgid, .exec_id = so->exec_id};
 
-    got = take_stack(ctx, s, n, sizeof(s->ip), true);
-    if (!got)
-        return OFFCPU_STACK_MISSED;
-    if (n && s->ip[n & 3] != so->fp.ip)
-        n = 0; /* not walked from the registers read: keep the walk alone */
-    if (n) {
-        s->ip[0] = so->fp.ip;
-        for (__u32 i = 0; i < OFFCPU_UNWIND_MAX; i++)
-            if (i < n)
-                s->ip[i + 1] = ra[i];
+        *final = unwind_user_stack(s, &start);
+    } else {
+        s->nr = take_stack(ctx, s, 0, sizeof(s->ip), true);
+        if (!s->nr)
+            return OFFCPU_STACK_MISSED;
     }
-    s->nr = got + n;
     return stack_hash(s, OFFCPU_USER_DEPTH);
 }
 
 /*
  * Called from one place only: a kernel stack includes the return address
  * into this program, so two call sites would make two stacks of one place.
- * Returns false when the stacks are not to be reused (see recover_callers).
+ * Returns false when the stacks are not to be reused (see take_user_stack).
  */
 static __always_inline bool walk_stacks(void *ctx, struct place *p, const struct switch_out *so)
 {
@@ -470,23 +335,13 @@ static __always_inline __u32 stacks_at_switch_out(void *ctx, struct task_rec *re
         }
     }
     p = &rec->places[i & 1];
-    if (hit) {
-        stat_add(OFFCPU_STAT_CACHE_HITS, 1);
-        if (bpf_get_prandom_u32() & ((1U << check_shift) - 1))
-            return i;
-        stat_add(OFFCPU_STAT_CACHE_CHECKS, 1);
-    }
+    if (hit && !cache_check_hit())
+        return i;
     user = p->user_hash;
     kernel = p->kernel_hash;
     final = walk_stacks(ctx, p, so);
-    /* a walk that failed (a page of the user stack not resident) proves
-     * nothing about the cache */
-    if (hit && final && p->user_hash != OFFCPU_STACK_MISSED &&
-        p->kernel_hash != OFFCPU_STACK_MISSED &&
-        (user != p->user_hash || kernel != p->kernel_hash)) {
-        stat_add(OFFCPU_STAT_CACHE_MISMATCH, 1);
+    if (hit && cache_mismatch(final, user, kernel, p->user_hash, p->kernel_hash))
         rec->uncached = 1;
-    }
     p->fp = so->fp;
     p->fp.valid = so->cacheable && final;
     return i;
@@ -533,12 +388,8 @@ static __always_inline void switch_out(void *ctx, struct task_rec *rec, const st
     /* A short-lived process may be gone before the next drain: have its
      * mappings read now. Not at a preemption: it may still be in ld.so. */
     if (!rec->announced && !so->kthread && so->state != OFFCPU_STATE_RUNNABLE) {
-        struct offcpu_announce a = {
-            .tgid = so->tgid, .exec_id = so->exec_id, .kind = OFFCPU_ANNOUNCE_PROCESS};
-
         rec->announced = 1;
-        if (bpf_ringbuf_output(&announcements, &a, sizeof(a), 0) < 0)
-            stat_add(OFFCPU_STAT_ANNOUNCE_LOST, 1);
+        announce(so->tgid, so->exec_id, OFFCPU_ANNOUNCE_PROCESS, so->mm);
     }
     rec->since = bpf_ktime_get_ns();
     /* Last, so that a record is complete whenever ts is set. */
@@ -727,117 +578,137 @@ static __always_inline bool traced(__u32 pid, __u32 flags, unsigned int state)
            in_traced_cgroup();
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(on_switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next,
-             unsigned int prev_state)
+/*
+ * sched_switch, for both attach modes (the libbpf-tools habit): btf is a
+ * constant, and each program keeps only its own branches. With tp_btf,
+ * prev and next are trusted BTF pointers: fields are read directly, records
+ * live in task storage, and the stack cache can tell places apart. raw_tp
+ * (where BTF-typed tracepoints are missing) reads through CO-RE and keys
+ * records by tid, a reused tid told apart by start_time.
+ */
+#define TASK_FIELD(btf, t, f) ((btf) ? (t)->f : BPF_CORE_READ(t, f))
+
+/* The record of prev (made if need be); NULL (counted) if none can be had. */
+static __always_inline struct task_rec *record_of(struct task_struct *prev, __u32 tid,
+                                                  const bool btf)
 {
+    struct task_rec *rec, *z;
+    __u32 zero = 0;
+
+    if (btf) {
+        rec = bpf_task_storage_get(&task_recs, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+    } else {
+        rec = bpf_map_lookup_elem(&tid_recs, &tid);
+        if (!rec) {
+            z = bpf_map_lookup_elem(&zero_rec, &zero);
+            if (z)
+                bpf_map_update_elem(&tid_recs, &tid, z, BPF_ANY);
+            rec = bpf_map_lookup_elem(&tid_recs, &tid);
+        }
+    }
+    if (!rec)
+        stat_add(OFFCPU_STAT_STORAGE_FAIL, 1);
+    return rec;
+}
+
+static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct *prev,
+                                     struct task_struct *next, unsigned int prev_state,
+                                     const bool btf)
+{
+    __u32 tid = TASK_FIELD(btf, prev, pid), flags = TASK_FIELD(btf, prev, flags);
     struct task_rec *rec;
 
-    if (traced(prev->pid, prev->flags, prev_state)) {
+    if (traced(tid, flags, prev_state)) {
         struct switch_out so = {
-            .start_time = prev->start_time,
-            .tgid = prev->tgid,
+            .start_time = TASK_FIELD(btf, prev, start_time),
+            .tgid = TASK_FIELD(btf, prev, tgid),
             .state = state_of(preempt, prev_state),
-            .exec_id = (__u32)prev->self_exec_id,
-            .cgroup_id = prev->cgroups->dfl_cgrp->kn->id,
-            .kthread = !!(prev->flags & PF_KTHREAD),
-            .uid = owner_of(prev->real_cred->uid.val, prev->real_cred->euid.val,
-                            prev->real_cred->suid.val, prev->mm),
+            .exec_id = (__u32)TASK_FIELD(btf, prev, self_exec_id),
+            .kthread = !!(flags & PF_KTHREAD),
         };
+        const struct cred *cred = (const struct cred *)TASK_FIELD(btf, prev, real_cred);
 
-        *(__u64 *)&so.comm[0] = *(__u64 *)&prev->comm[0];
-        *(__u64 *)&so.comm[8] = *(__u64 *)&prev->comm[8];
+        so.uid = owner_of(TASK_FIELD(btf, cred, uid.val), TASK_FIELD(btf, cred, euid.val),
+                          TASK_FIELD(btf, cred, suid.val), TASK_FIELD(btf, prev, mm));
+
+        if (btf) {
+            so.cgroup_id = prev->cgroups->dfl_cgrp->kn->id;
+            *(__u64 *)&so.comm[0] = *(__u64 *)&prev->comm[0];
+            *(__u64 *)&so.comm[8] = *(__u64 *)&prev->comm[8];
+        } else {
+            so.cgroup_id = bpf_get_current_cgroup_id(); /* prev is current */
+            bpf_get_current_comm(so.comm, sizeof(so.comm));
+        }
         /* a kernel thread has no user registers; a preempted task's
          * kernel stack depends on where it was preempted; an uninterruptible
          * sleep (a lock, I/O, a page fault) is where one user place meets many
          * kernel paths: rare, and the blocks most worth getting exactly right */
         if (!so.kthread) {
-            fingerprint_of(&so.fp, prev, so.state);
+            /* prev is current: a trusted pointer in either mode */
+            fingerprint_of(&so.fp, bpf_get_current_task_btf(), so.state);
+            so.mm = (__u64)TASK_FIELD(btf, prev, mm);
             so.has_regs = true;
-            so.cacheable = stack_cache && !preempt && so.state != OFFCPU_STATE_UNINTERRUPTIBLE;
+            so.cacheable =
+                btf && stack_cache && !preempt && so.state != OFFCPU_STATE_UNINTERRUPTIBLE;
         }
-        rec = bpf_task_storage_get(&task_recs, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+        rec = record_of(prev, tid, btf);
         if (rec)
             switch_out(ctx, rec, &so);
-        else
-            stat_add(OFFCPU_STAT_STORAGE_FAIL, 1);
     }
-    if (next->pid)
-        switch_in(bpf_task_storage_get(&task_recs, next, 0, 0), next->tgid, next->pid);
+    tid = TASK_FIELD(btf, next, pid);
+    if (!tid)
+        return 0;
+    if (btf) {
+        rec = bpf_task_storage_get(&task_recs, next, 0, 0);
+    } else {
+        rec = bpf_map_lookup_elem(&tid_recs, &tid);
+        if (rec && rec->start_time != BPF_CORE_READ(next, start_time))
+            rec = NULL;
+    }
+    switch_in(rec, TASK_FIELD(btf, next, tgid), tid);
     return 0;
 }
 
-/* Fallback where BTF-typed tracepoints are missing: no task storage, so
- * records are keyed by tid and a reused tid is told apart by start_time.
- * No stack cache either: its fingerprint needs BTF-typed task pointers. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next,
+             unsigned int prev_state)
+{
+    return on_switch(ctx, preempt, prev, next, prev_state, true);
+}
+
 SEC("raw_tp/sched_switch")
 int BPF_PROG(on_switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next,
              unsigned int prev_state)
 {
-    __u32 zero = 0, tid, flags = BPF_CORE_READ(prev, flags);
-    struct task_rec *rec;
-
-    tid = BPF_CORE_READ(prev, pid);
-    if (traced(tid, flags, prev_state)) {
-        struct switch_out so = {
-            .start_time = BPF_CORE_READ(prev, start_time),
-            .tgid = BPF_CORE_READ(prev, tgid),
-            .state = state_of(preempt, prev_state),
-            .exec_id = (__u32)BPF_CORE_READ(prev, self_exec_id),
-            .cgroup_id = bpf_get_current_cgroup_id(),
-            .kthread = !!(flags & PF_KTHREAD),
-            .uid = owner_of(BPF_CORE_READ(prev, real_cred, uid.val),
-                            BPF_CORE_READ(prev, real_cred, euid.val),
-                            BPF_CORE_READ(prev, real_cred, suid.val), BPF_CORE_READ(prev, mm)),
-        };
-
-        bpf_get_current_comm(so.comm, sizeof(so.comm));
-        rec = bpf_map_lookup_elem(&tid_recs, &tid);
-        if (!rec) {
-            struct task_rec *z = bpf_map_lookup_elem(&zero_rec, &zero);
-
-            if (z)
-                bpf_map_update_elem(&tid_recs, &tid, z, BPF_ANY);
-            rec = bpf_map_lookup_elem(&tid_recs, &tid);
-        }
-        if (rec)
-            switch_out(ctx, rec, &so);
-        else
-            stat_add(OFFCPU_STAT_STORAGE_FAIL, 1);
-    }
-    tid = BPF_CORE_READ(next, pid);
-    if (tid) {
-        rec = bpf_map_lookup_elem(&tid_recs, &tid);
-        if (rec && rec->start_time != BPF_CORE_READ(next, start_time))
-            rec = NULL;
-        switch_in(rec, BPF_CORE_READ(next, tgid), tid);
-    }
-    return 0;
+    return on_switch(ctx, preempt, prev, next, prev_state, false);
 }
 
 /* The new image's mappings are read now; the old image's, read when the
- * process first blocked, are kept for the stacks taken before. */
-static __always_inline void announce_exec(__u32 tgid, __u64 exec_id)
+ * process first blocked, are kept for the stacks taken before. Its unwind
+ * table is read now too, before it first blocks. */
+static __always_inline int on_exec(struct task_struct *p, const bool btf)
 {
-    struct offcpu_announce a = {
-        .tgid = tgid, .exec_id = (__u32)exec_id, .kind = OFFCPU_ANNOUNCE_PROCESS};
+    __u32 tgid = TASK_FIELD(btf, p, tgid), exec_id = (__u32)TASK_FIELD(btf, p, self_exec_id);
+    __u64 mm = (__u64)TASK_FIELD(btf, p, mm);
 
-    if (bpf_ringbuf_output(&announcements, &a, sizeof(a), 0) < 0)
-        stat_add(OFFCPU_STAT_ANNOUNCE_LOST, 1);
+    /* p is current: the cgroup it execs in is the one it will block in */
+    if (!in_traced_cgroup())
+        return 0;
+    announce(tgid, exec_id, OFFCPU_ANNOUNCE_EXEC, mm);
+    request_table(tgid, exec_id, mm);
+    return 0;
 }
 
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec_btf, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-    announce_exec(p->tgid, p->self_exec_id);
-    return 0;
+    return on_exec(p, true);
 }
 
 SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_exec_raw, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-    announce_exec(BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, self_exec_id));
-    return 0;
+    return on_exec(p, false);
 }
 
 /* The place of a still-blocked task, copied out by the iterator. */

@@ -58,29 +58,87 @@ struct offcpu_stack {
     __u64 ip[OFFCPU_USER_DEPTH];
 };
 
-/* Callers recovered past code without frame pointers, per stack. */
-#define OFFCPU_UNWIND_MAX 3
+/*
+ * Unwinding from call frame information (.eh_frame), see bpf/unwind.bpf.h.
+ * The daemon turns each file's CFI into rows, sorted by pc, in one array
+ * shared by every process that maps the file; each process has a table of
+ * its executable mappings, sorted by address, naming the rows of the file
+ * behind each.
+ */
+enum offcpu_cfa {
+    OFFCPU_CFA_NONE,    /* no CFI here (code without it, JIT code): follow the frame pointer */
+    OFFCPU_CFA_RSP,     /* CFA = rsp + cfa_off */
+    OFFCPU_CFA_RBP,     /* CFA = rbp + cfa_off */
+    OFFCPU_CFA_PLT,     /* a PLT entry: rsp + cfa_off, 8 more from its push on (pc & 15 >= plt_push) */
+    OFFCPU_CFA_ENTRY,   /* a thread's entry (return address undefined): the stack is whole */
+    OFFCPU_CFA_UNKNOWN, /* CFI the walk cannot follow (other expressions, signal frames) */
+};
 
-/* An unwind rule (see unwind_rules in offcpu.bpf.c): the CFA is at user sp +
- * offset (> 0), or OFFCPU_UNWIND_STOP, or OFFCPU_UNWIND_PENDING (asked). */
-#define OFFCPU_UNWIND_STOP    0
-#define OFFCPU_UNWIND_PENDING (-1)
+enum offcpu_rbp {
+    OFFCPU_RBP_SAME,    /* the caller's rbp is this frame's */
+    OFFCPU_RBP_SAVED,   /* saved at CFA + rbp_off */
+    OFFCPU_RBP_UNKNOWN, /* not recoverable: a caller whose CFA needs it ends the walk */
+};
 
-struct offcpu_unwind_key {
-    __u32 tgid;
-    __u32 exec_id;
-    __u64 pc;
+struct offcpu_unwind_row {
+    __u32 pc; /* ELF address the row starts at (files span < 4 GiB); it ends at the next row's */
+    __s32 cfa_off;
+    __s16 rbp_off;
+    __u8 cfa;      /* enum offcpu_cfa */
+    __u8 rbp;      /* enum offcpu_rbp */
+    __u8 plt_push; /* OFFCPU_CFA_PLT: offset of the push in each 16-byte entry */
+    __u8 pad[3];
+};
+
+/* Executable mappings of one process the walk knows; more are not walked. */
+#define OFFCPU_UNWIND_MAPPINGS_MAX 128
+
+struct offcpu_unwind_mapping {
+    __u64 start, end; /* [start, end) in the process */
+    __u64 bias;       /* ELF address = address - bias */
+    __u32 row_first;  /* the file's rows in unwind_rows ... */
+    __u32 row_count;  /* ... 0: none (no CFI, anonymous code): frame pointers */
+};
+
+/*
+ * The rows of each file, by the file's identity as the kernel sees it: for an
+ * address the process's table does not know yet (code a new process mapped
+ * since its table was read), the walk finds the file through the VMA once.
+ */
+struct offcpu_unwind_file_key {
+    __u64 dev; /* the kernel's encoding: major << 20 | minor */
+    __u64 ino;
+};
+
+struct offcpu_unwind_file {
+    __u64 seg_offset, seg_size; /* the executable segment: file offsets ... */
+    __u64 seg_vaddr;            /* ... loaded at this ELF address */
+    __u32 row_first, row_count;
+};
+
+enum offcpu_unwind_asked {
+    OFFCPU_UNWIND_IDLE,  /* the daemon wrote the table */
+    OFFCPU_UNWIND_ASKED, /* the walk asked for it to be read again (once until written) */
+    OFFCPU_UNWIND_FULL,  /* mappings beyond OFFCPU_UNWIND_MAPPINGS_MAX: asking again won't help */
+};
+
+struct offcpu_unwind_process {
+    __u64 mm;    /* the address space the table is of: after an exec, or for a reused pid, it is stale */
+    __u32 n;     /* mappings, sorted by start */
+    __u32 asked; /* enum offcpu_unwind_asked */
+    struct offcpu_unwind_mapping maps[OFFCPU_UNWIND_MAPPINGS_MAX];
 };
 
 enum offcpu_announce_kind {
     /* a thread first blocked of its own accord (its libraries are loaded by
-     * then), or the process exec'd: read its mappings while it lives, and
-     * keep those of the image an exec replaced */
+     * then): read its mappings while it lives */
     OFFCPU_ANNOUNCE_PROCESS,
-    /* an unwind rule is wanted for pc, an interrupted pc (leaf) or a
-     * return address (caller) */
-    OFFCPU_ANNOUNCE_UNWIND_LEAF,
-    OFFCPU_ANNOUNCE_UNWIND_CALLER,
+    /* the process exec'd: read its mappings, keeping those of the image it
+     * replaced (its unwind table is asked for on unwind_asks) */
+    OFFCPU_ANNOUNCE_EXEC,
+    /* on unwind_asks: an exec, or the walk met an address space or an
+     * address its table does not know (a dlopen): read the unwind table */
+    OFFCPU_ANNOUNCE_UNWIND_TABLE,
 };
 
 struct offcpu_announce {
@@ -88,7 +146,7 @@ struct offcpu_announce {
     __u32 exec_id;
     __u32 kind; /* enum offcpu_announce_kind */
     __u32 pad;
-    __u64 pc;
+    __u64 mm; /* the address space it is of (struct offcpu_unwind_process.mm) */
 };
 
 /* Per-CPU counters of everything that happened and everything that was lost. */
@@ -110,6 +168,16 @@ enum offcpu_stat {
     OFFCPU_STAT_CACHE_CHECKS,    /* hits walked anyway, to check the cache */
     OFFCPU_STAT_CACHE_MISMATCH,  /* ...where the walk found other stacks */
     OFFCPU_STAT_OVER_BUDGET,     /* a cgroup's new stack or entry beyond its share */
+    OFFCPU_STAT_UNWIND_WALKS,    /* user stacks walked from call frame information */
+    OFFCPU_STAT_UNWIND_FRAMES,   /* ...frames they found */
+    OFFCPU_STAT_UNWIND_ENTRY,    /* ...walks that reached the thread's entry */
+    OFFCPU_STAT_UNWIND_END,      /* ...that met a null return address or frame pointer */
+    OFFCPU_STAT_UNWIND_NO_TABLE, /* ...that met an address space or address not yet known */
+    OFFCPU_STAT_UNWIND_UNKNOWN,  /* ...that met CFI they cannot follow */
+    OFFCPU_STAT_UNWIND_READ,     /* ...that could not read the user stack */
+    OFFCPU_STAT_UNWIND_DEPTH,    /* ...that were cut at OFFCPU_USER_DEPTH frames */
+    OFFCPU_STAT_UNWIND_FP,       /* frames found by frame pointer, in code without rows */
+    OFFCPU_STAT_UNWIND_VMA,      /* frames in code the table did not know, found by its VMA */
     OFFCPU_STAT__MAX,
 };
 

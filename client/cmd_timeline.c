@@ -9,7 +9,6 @@
 
 #include "commands.h"
 #include "daemon_call.h"
-#include "flamegraph_svg.h"
 #include "render.h"
 #include "selection.h"
 #include "timeline_text.h"
@@ -42,20 +41,19 @@ static int parse_buckets(const char *arg, json_t *params)
 static int print_timeline(const json_t *params, const json_t *reply, bool json_out)
 {
     struct timeline tl;
-    char what[256], title[512], window[128];
+    char title[512], window[128];
     int r = timeline_read(reply, &tl);
 
     if (r < 0)
         return fail("reading the daemon's timeline: %s", strerror(-r));
     if (!tl.peak_ns) {
         timeline_done(&tl);
-        selection_describe(params, what, sizeof(what));
-        return fail("no off-CPU data%s in that window", what);
+        return selection_no_data(params, "that window");
     }
     if (json_out) {
         r = print_json(reply);
     } else {
-        flamegraph_title(params, "Off-CPU time", title, sizeof(title));
+        selection_title(params, "Off-CPU time", title, sizeof(title));
         render_window(json_integer_value(json_object_get(reply, "start_ns")),
                       json_integer_value(json_object_get(reply, "end_ns")), window, sizeof(window));
         snprintf(title + strlen(title), sizeof(title) - strlen(title), ", %s", window);

@@ -116,9 +116,9 @@ json_t *diff_folded_json(const json_t *before, const json_t *after)
         qsort(d.rows, d.n, sizeof(*d.rows), by_growth);
         a = json_array();
         for (size_t i = 0; i < d.n; i++)
-            json_array_append_new(a,
-                                  json_pack("{s:s, s:f, s:f}", "stack", d.rows[i].stack, "before",
-                                            d.rows[i].us_per_s[0], "after", d.rows[i].us_per_s[1]));
+            json_array_append_new(a, json_pack("{s:s, s:f, s:f}", "stack", d.rows[i].stack,
+                                               "before", round(d.rows[i].us_per_s[0] * 1e3) / 1e3,
+                                               "after", round(d.rows[i].us_per_s[1] * 1e3) / 1e3));
     }
     diff_done(&d);
     return a;

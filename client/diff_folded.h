@@ -16,7 +16,7 @@ double diff_window_seconds(const json_t *reply);
  * in both is left out. Returns the number of lines, or -ENOMEM. */
 int diff_folded_write(FILE *f, const json_t *before, const json_t *after);
 
-/* The same as JSON: [{"stack": "comm;...;-;...", "before": US_PER_S,
+/* The same as JSON: [{"stack": "comm;...;-;...", "before": US_PER_S (to 0.001),
  * "after": US_PER_S}], largest growth first. NULL: no memory. */
 json_t *diff_folded_json(const json_t *before, const json_t *after);
 

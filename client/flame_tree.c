@@ -87,7 +87,8 @@ static int grow_children(struct flame_tree *t)
     return 0;
 }
 
-static int add_node(struct flame_tree *t, uint32_t parent, const char *name, enum flame_kind kind)
+static int64_t add_node(struct flame_tree *t, uint32_t parent, const char *name,
+                        enum flame_kind kind)
 {
     if (t->n >= FLAME_NONE)
         return -ENOMEM;
@@ -107,7 +108,7 @@ static int add_node(struct flame_tree *t, uint32_t parent, const char *name, enu
     };
     if (parent != FLAME_NONE)
         t->nodes[parent].first_child = (uint32_t)t->n;
-    return (int)t->n++;
+    return (int64_t)t->n++;
 }
 
 /* The child of parent named name, made if new: its index, or -ENOMEM. */
@@ -115,7 +116,7 @@ static int64_t child(struct flame_tree *t, uint32_t parent, const char *text, en
 {
     const char *name = intern_name(t, text);
     size_t i, mask;
-    int r;
+    int64_t r;
 
     if (!name)
         return -ENOMEM;

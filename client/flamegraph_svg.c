@@ -14,14 +14,6 @@
 /* columns of the strip above the graph */
 #define STRIP_BUCKETS 120
 
-void flamegraph_title(const json_t *params, const char *what, char *buf, size_t size)
-{
-    char whose[256];
-
-    selection_describe(params, whose, sizeof(whose));
-    snprintf(buf, size, "%s%s", what, strcmp(whose, " at all") ? whose : " of every task");
-}
-
 /* The timeline of exactly the window the stacks came from. */
 static int ask_timeline(const struct globals *g, const json_t *params, const json_t *dump,
                         json_t **ret)
@@ -56,10 +48,11 @@ static int draw(FILE *out, const json_t *params, const json_t *dump, const struc
             .colors = req->colors,
             .min_px = req->min_px,
             .max_frames = SVG_MAX_FRAMES,
+            .max_bytes = SVG_MAX_BYTES,
             .timeline = tl,
         };
 
-        flamegraph_title(params, "Off-CPU time", title, sizeof(title));
+        selection_title(params, "Off-CPU time", title, sizeof(title));
         render_window(start, end, window, sizeof(window));
         written->stacks = json_array_size(json_object_get(dump, "stacks"));
         written->total_ns = t.nodes[0].ns[FLAME_NOW];
@@ -76,7 +69,6 @@ int flamegraph_svg(const struct globals *g, json_t *params, const struct flamegr
 {
     json_auto_t *dump = NULL, *timeline_reply = NULL;
     struct timeline tl = {0};
-    char what[256];
     int r;
 
     if (req->colors == SVG_COLOR_STATES)
@@ -84,10 +76,8 @@ int flamegraph_svg(const struct globals *g, json_t *params, const struct flamegr
     r = daemon_call(g, "io.offcpud.Dump", params, &dump);
     if (r != EXIT_OK)
         return r;
-    if (json_array_size(json_object_get(dump, "stacks")) == 0) {
-        selection_describe(params, what, sizeof(what));
-        return fail("no off-CPU data%s in that window", what);
-    }
+    if (json_array_size(json_object_get(dump, "stacks")) == 0)
+        return selection_no_data(params, "that window");
     if (req->timeline) {
         r = ask_timeline(g, params, dump, &timeline_reply);
         if (r != EXIT_OK)

@@ -200,6 +200,16 @@ int render_status(FILE *f, const json_t *st)
         {"stack_cache", "stack cache", K_BOOL},
         {"stack_cache_hit_rate", "stack cache hits", K_PERCENT},
         {"stack_cache_mismatch_rate", "stack cache mismatches", K_PERCENT},
+        {"unwind", "unwinding", K_PLAIN},
+        {"unwind_files", "unwind files", K_PLAIN},
+        {"unwind_rows", "unwind rows", K_PLAIN},
+        {"unwind_memory_used", "unwind memory", K_BYTES},
+        {"unwind_memory_limit", "unwind memory limit", K_BYTES},
+        {"unwind_files_without_cfi", "files without CFI", K_PLAIN},
+        {"unwind_files_over_budget", "files over budget", K_PLAIN},
+        {"unwind_processes", "unwind tables", K_PLAIN},
+        {"unwind_table_reads", "unwind table reads", K_PLAIN},
+        {"unwind_tables_cut", "unwind tables cut", K_PLAIN},
     };
     const json_t *collector = json_object_get(st, "collector");
     const char *key;

@@ -115,6 +115,22 @@ int selection_option(int c, const char *arg, json_t *params)
     }
 }
 
+void selection_title(const json_t *params, const char *what, char *buf, size_t size)
+{
+    char whose[256];
+
+    selection_describe(params, whose, sizeof(whose));
+    snprintf(buf, size, "%s%s", what, strcmp(whose, " at all") ? whose : " of every task");
+}
+
+int selection_no_data(const json_t *params, const char *where)
+{
+    char what[256];
+
+    selection_describe(params, what, sizeof(what));
+    return fail("no off-CPU data%s in %s", what, where);
+}
+
 void selection_describe(const json_t *params, char *buf, size_t size)
 {
     static const char *const keys[] = {"pid", "tid", "cgroup", "unit", "comm", "state"};

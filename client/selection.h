@@ -39,4 +39,12 @@ int selection_option(int c, const char *arg, json_t *params);
 /* " for pid 42 for state D", or " at all": what an empty answer was about. */
 void selection_describe(const json_t *params, char *buf, size_t size);
 
+/* A title: what ("Off-CPU time") of whom: " for pid 42 for state D", or
+ * " of every task". */
+void selection_title(const json_t *params, const char *what, char *buf, size_t size);
+
+/* The one-line error of an empty answer: "no off-CPU data for pid 42 in
+ * that window" (where: "that window"). Returns EXIT_ERROR. */
+int selection_no_data(const json_t *params, const char *where);
+
 #endif

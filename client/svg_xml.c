@@ -1,9 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "svg_xml.h"
 
+#include <string.h>
+
 void svg_put_text(FILE *f, const char *s)
 {
-    for (; *s; s++) {
+    svg_put_textn(f, s, strlen(s));
+}
+
+void svg_put_textn(FILE *f, const char *s, size_t len)
+{
+    for (const char *end = s + len; s < end; s++) {
         unsigned char c = (unsigned char)*s;
 
         if (c == '&')

@@ -9,4 +9,7 @@
  * 1.0 forbids (a thread may name itself anything) shown as '?'. */
 void svg_put_text(FILE *f, const char *s);
 
+/* The same for the first len bytes of s. */
+void svg_put_textn(FILE *f, const char *s, size_t len);
+
 #endif

@@ -374,6 +374,25 @@ static json_t *collector_json(struct daemon *d)
                      mismatch_rate >= 0 ? json_real(mismatch_rate) : json_null());
 }
 
+/* The unwind tables: what they hold, what did not fit. */
+static json_t *unwind_json(struct daemon *d)
+{
+    struct unwind_tables_stats u = {0};
+    size_t row = sizeof(struct offcpu_unwind_row);
+
+    if (d->collector)
+        collector_get_unwind_stats(d->collector, &u);
+    return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "unwind",
+                     d->cfg.collector.unwind_dwarf ? "dwarf" : "frame-pointer", "unwind_files",
+                     (json_int_t)u.files, "unwind_rows", (json_int_t)u.rows, "unwind_memory_used",
+                     (json_int_t)(u.rows * row), "unwind_memory_limit",
+                     (json_int_t)(u.rows_max * row), "unwind_files_without_cfi",
+                     (json_int_t)u.files_without_cfi, "unwind_files_over_budget",
+                     (json_int_t)u.files_over_budget, "unwind_processes",
+                     (json_int_t)u.processes, "unwind_table_reads", (json_int_t)u.table_reads,
+                     "unwind_tables_cut", (json_int_t)u.tables_cut);
+}
+
 static json_t *server_json(struct daemon *d)
 {
     struct vl_server_stats st;
@@ -453,6 +472,7 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
                                         (json_int_t)r->intern.strings.count, "symbol_files",
                                         (json_int_t)ss.elf_files));
     json_object_update_new(o, collector_json(d));
+    json_object_update_new(o, unwind_json(d));
     json_object_set_new(o, "coarsened_records", json_integer((json_int_t)r->coarsened_records));
     json_object_set_new(o, "rss", json_integer((json_int_t)d->stats.rss));
     json_object_set_new(o, "top_cgroups", top_cgroups_json(r));
@@ -461,35 +481,33 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
     return vl_reply_new(o, false);
 }
 
+/* Which tasks and which window: the parameters Dump, Top and Timeline share. */
+/* clang-format off */
+#define SELECTION_PARAMS                                                                           \
+    {"pid", VL_INT, false}, {"tid", VL_INT, false}, {"cgroup", VL_STRING, false},                  \
+    {"unit", VL_STRING, false}, {"comm", VL_STRING, false}, {"state", VL_STRING, false},           \
+    {"since_ns", VL_INT, false}, {"until_ns", VL_INT, false}, {"start_ns", VL_INT, false},         \
+    {"end_ns", VL_INT, false}
+/* clang-format on */
+
 static const struct vl_param dump_params[] = {
-    {"pid", VL_INT, false},           {"tid", VL_INT, false},
-    {"cgroup", VL_STRING, false},     {"unit", VL_STRING, false},
-    {"comm", VL_STRING, false},       {"state", VL_STRING, false},
-    {"since_ns", VL_INT, false},      {"until_ns", VL_INT, false},
-    {"start_ns", VL_INT, false},      {"end_ns", VL_INT, false},
-    {"min_total_ns", VL_INT, false},  {"group_by", VL_STRING_ARRAY, false},
-    {"frame_detail", VL_BOOL, false}, {NULL, 0, false},
+    SELECTION_PARAMS,
+    {"min_total_ns", VL_INT, false},
+    {"group_by", VL_STRING_ARRAY, false},
+    {"frame_detail", VL_BOOL, false},
+    {NULL, 0, false},
 };
 static const struct vl_param top_params[] = {
-    {"pid", VL_INT, false},
-    {"tid", VL_INT, false},
-    {"cgroup", VL_STRING, false},
-    {"unit", VL_STRING, false},
-    {"comm", VL_STRING, false},
-    {"state", VL_STRING, false},
-    {"since_ns", VL_INT, false},
-    {"until_ns", VL_INT, false},
-    {"start_ns", VL_INT, false},
-    {"end_ns", VL_INT, false},
+    SELECTION_PARAMS,
     {"group_by", VL_STRING_ARRAY, false},
     {NULL, 0, false},
 };
 static const struct vl_param timeline_params[] = {
-    {"pid", VL_INT, false},      {"tid", VL_INT, false},      {"cgroup", VL_STRING, false},
-    {"unit", VL_STRING, false},  {"comm", VL_STRING, false},  {"state", VL_STRING, false},
-    {"since_ns", VL_INT, false}, {"until_ns", VL_INT, false}, {"start_ns", VL_INT, false},
-    {"end_ns", VL_INT, false},   {"buckets", VL_INT, false},  {NULL, 0, false},
+    SELECTION_PARAMS,
+    {"buckets", VL_INT, false},
+    {NULL, 0, false},
 };
+/* right now: no window */
 static const struct vl_param stuck_params[] = {
     {"pid", VL_INT, false},     {"tid", VL_INT, false},     {"cgroup", VL_STRING, false},
     {"unit", VL_STRING, false}, {"comm", VL_STRING, false}, {"state", VL_STRING, false},

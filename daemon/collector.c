@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include "macro.h"
 #include "offcpu.skel.h"
 #include "sorted_search.h"
+#include "unwind_worker.h"
 
 struct collector {
     struct offcpu_bpf *skel;
@@ -30,6 +32,9 @@ struct collector {
     int64_t gen_start_ns; /* CLOCK_REALTIME when the current generation began */
     struct drained d;
     uint32_t agg_cap, stack_cap;
+    struct unwind_worker *unwind; /* NULL with unwind = frame-pointer */
+    struct offcpu_unwind_row *rows; /* unwind_rows, mapped */
+    size_t rows_size;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -42,6 +47,39 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 
 _Static_assert(COLLECTOR_TRACE_CGROUPS_MAX == OFFCPU_TRACE_CGROUPS_MAX, "one limit, two names");
 _Static_assert(COLLECTOR_COUNTERS == OFFCPU_STAT__MAX, "one counter per BPF stat");
+
+static uint32_t unwind_rows_max(const struct collector_options *o)
+{
+    uint64_t n = o->unwind_memory / sizeof(struct offcpu_unwind_row);
+
+    return n > UINT32_MAX ? UINT32_MAX : n ? (uint32_t)n : 1;
+}
+
+/* The tables the walk reads, every process's read now (before the programs
+ * are attached: the first block of a process already running is then walked
+ * whole), kept from then on by their own thread. */
+static int open_unwind_tables(struct collector *c, const struct collector_options *o)
+{
+    struct unwind_tables *t;
+    uint32_t n = unwind_rows_max(o);
+    void *rows;
+    int r;
+
+    if (!o->unwind_dwarf)
+        return 0;
+    c->rows_size = (size_t)n * sizeof(*c->rows);
+    rows = mmap(NULL, c->rows_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+                bpf_map__fd(c->skel->maps.unwind_rows), 0);
+    if (rows == MAP_FAILED)
+        return -errno;
+    c->rows = rows;
+    r = unwind_tables_new(c->rows, n, bpf_map__fd(c->skel->maps.unwind_procs),
+                          bpf_map__fd(c->skel->maps.unwind_files), &t);
+    if (r < 0)
+        return r;
+    unwind_tables_load_all(t);
+    return unwind_worker_start(t, bpf_map__fd(c->skel->maps.unwind_asks), &c->unwind);
+}
 
 static int open_skeleton(const struct collector_options *o, const int *cgroup_fds,
                          uint32_t ncgroups, enum collector_attach attach, struct offcpu_bpf **ret)
@@ -59,7 +97,9 @@ static int open_skeleton(const struct collector_options *o, const int *cgroup_fd
     skel->rodata->stack_cache = o->stack_cache;
     skel->rodata->check_shift = o->cache_check_shift;
     skel->rodata->trace_kernel_threads = o->trace_kernel_threads;
-    skel->rodata->unwind_callers = o->unwind_callers;
+    skel->rodata->unwind_dwarf = o->unwind_dwarf;
+    /* without rows, the walk needs none: one (an array cannot be empty) */
+    bpf_map__set_max_entries(skel->maps.unwind_rows, o->unwind_dwarf ? unwind_rows_max(o) : 1);
     skel->rodata->ntrace_cgroups = ncgroups;
     if (o->cgroup_share < 100) {
         skel->rodata->stack_share_max =
@@ -111,6 +151,9 @@ static int load_and_attach(struct collector *c, const struct collector_options *
     c->gen = 0;
     c->skel->bss->gen = 0;
     c->gen_start_ns = clock_ns(CLOCK_REALTIME);
+    r = open_unwind_tables(c, o);
+    if (r < 0)
+        return r;
     r = offcpu_bpf__attach(c->skel);
     return r < 0 ? -errno : 0;
 }
@@ -157,6 +200,9 @@ struct collector *collector_free(struct collector *c)
     if (!c)
         return NULL;
     ring_buffer__free(c->announcements);
+    unwind_worker_stop(c->unwind); /* before the maps it writes go */
+    if (c->rows)
+        munmap(c->rows, c->rows_size);
     offcpu_bpf__destroy(c->skel);
     free(c->d.keys);
     free(c->d.values);
@@ -244,13 +290,12 @@ int collector_take_announcements(struct collector *c)
     return r < 0 ? r : 0;
 }
 
-int collector_set_unwind_rule(struct collector *c, const struct offcpu_announce *a, int32_t rule)
+void collector_get_unwind_stats(const struct collector *c, struct unwind_tables_stats *ret)
 {
-    struct offcpu_unwind_key k = {.tgid = a->tgid, .exec_id = a->exec_id, .pc = a->pc};
-
-    if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.unwind_rules), &k, &rule, BPF_ANY) < 0)
-        return -errno;
-    return 0;
+    if (c->unwind)
+        unwind_worker_get_stats(c->unwind, ret);
+    else
+        *ret = (struct unwind_tables_stats){0};
 }
 
 /* Charge the time of tasks still blocked to the generation about to end. */
@@ -296,6 +341,8 @@ int collector_flip_and_drain(struct collector *c, struct drained **ret)
     c->skel->bss->gen = c->gen;
     now = clock_ns(CLOCK_REALTIME);
     wait_for_writers(c);
+    if (c->unwind)
+        unwind_worker_grace_period(c->unwind);
 
     n = drain_map(bpf_map__fd(old & 1 ? c->skel->maps.agg1 : c->skel->maps.agg0), c->d.keys,
                   sizeof(*c->d.keys), c->d.values, sizeof(*c->d.values), c->agg_cap);
@@ -354,6 +401,16 @@ static const char *const counter_names[OFFCPU_STAT__MAX] = {
     [OFFCPU_STAT_CACHE_CHECKS] = "stack_cache_checks",
     [OFFCPU_STAT_CACHE_MISMATCH] = "stack_cache_mismatches",
     [OFFCPU_STAT_OVER_BUDGET] = "over_cgroup_share",
+    [OFFCPU_STAT_UNWIND_WALKS] = "unwind_walks",
+    [OFFCPU_STAT_UNWIND_FRAMES] = "unwind_frames",
+    [OFFCPU_STAT_UNWIND_ENTRY] = "unwind_reached_entry",
+    [OFFCPU_STAT_UNWIND_END] = "unwind_ended_null",
+    [OFFCPU_STAT_UNWIND_NO_TABLE] = "unwind_no_table",
+    [OFFCPU_STAT_UNWIND_UNKNOWN] = "unwind_unknown_cfi",
+    [OFFCPU_STAT_UNWIND_READ] = "unwind_read_error",
+    [OFFCPU_STAT_UNWIND_DEPTH] = "unwind_truncated",
+    [OFFCPU_STAT_UNWIND_FP] = "unwind_frame_pointer_frames",
+    [OFFCPU_STAT_UNWIND_VMA] = "unwind_vma_frames",
 };
 
 /* Losses: what an operator alerts on. The rest are events. */
@@ -368,6 +425,9 @@ static const enum collector_counter_kind counter_kinds[OFFCPU_STAT__MAX] = {
     [OFFCPU_STAT_NO_SWITCH_OUT] = COLLECTOR_LOST_EVENT,
     [OFFCPU_STAT_STORAGE_FAIL] = COLLECTOR_LOST_EVENT,
     [OFFCPU_STAT_ANNOUNCE_LOST] = COLLECTOR_LOST_EVENT,
+    [OFFCPU_STAT_UNWIND_NO_TABLE] = COLLECTOR_LOST_EVENT,
+    [OFFCPU_STAT_UNWIND_READ] = COLLECTOR_LOST_EVENT,
+    [OFFCPU_STAT_UNWIND_DEPTH] = COLLECTOR_LOST_EVENT,
 };
 
 int collector_read_counters(struct collector *c, struct collector_counter *ret)

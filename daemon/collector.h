@@ -13,6 +13,7 @@
 #include <linux/types.h>
 #include "collector_options.h"
 #include "offcpu.h"
+#include "unwind_tables.h"
 
 struct drained_slot {
     uint64_t hash;
@@ -54,8 +55,8 @@ void drained_index_stacks(struct drained *d);
 const struct offcpu_stack *drained_find_stack(const struct drained *d, uint64_t hash);
 
 /* Called for each announcement of the BPF side: a process whose mappings are
- * to be read while it lives (a thread's first voluntary block, an exec), or
- * an unwind rule wanted (answer with collector_set_unwind_rule). */
+ * to be read while it lives (a thread's first voluntary block, an exec).
+ * Unwind tables are asked for and read elsewhere (unwind_worker.h). */
 typedef void (*collector_announce_fn)(void *userdata, const struct offcpu_announce *a);
 
 /* Set the callback; returns an fd to poll, readable when announcements wait. */
@@ -63,9 +64,7 @@ int collector_watch_announcements(struct collector *c, collector_announce_fn fn,
 /* Hand what is waiting to the callback. */
 int collector_take_announcements(struct collector *c);
 
-/* The rule for the announcement's pc: a CFA offset from the user sp, or
- * OFFCPU_UNWIND_STOP. Until it is set, the stacks walked there are not reused. */
-int collector_set_unwind_rule(struct collector *c, const struct offcpu_announce *a, int32_t rule);
+void collector_get_unwind_stats(const struct collector *c, struct unwind_tables_stats *ret);
 
 /* Tasks off-CPU now for at least min_ns: a descriptor to read struct
  * offcpu_blocked records from, each a task's switch-out and its stacks.

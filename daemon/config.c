@@ -33,7 +33,9 @@ void config_defaults(struct config *c)
     c->collector.stack_cache = true;
     c->collector.cache_check_shift = 6;
     c->collector.trace_kernel_threads = true;
-    c->collector.unwind_callers = true;
+    c->collector.unwind_dwarf = true;
+    /* 2M rows: every file of a busy host (libc has 28k rows, python3 65k) */
+    c->collector.unwind_memory = 32ULL << 20;
     c->collector.cgroup_share = 25;
     snprintf(c->socket_group, sizeof(c->socket_group), "offcpu");
     c->max_clients = 128;
@@ -209,6 +211,7 @@ static const char *const attach_choices[] = {[COLLECTOR_ATTACH_AUTO] = "auto",
                                              [COLLECTOR_ATTACH_TP_BTF] = "tp_btf",
                                              [COLLECTOR_ATTACH_RAW_TP] = "raw_tp",
                                              NULL};
+static const char *const unwind_choices[] = {"frame-pointer", "dwarf", NULL}; /* unwind_dwarf */
 static const char *const group_access_choices[] = {"own", "all", NULL}; /* group_access_all */
 
 static const struct key keys[] = {
@@ -236,8 +239,10 @@ static const struct key keys[] = {
     {"stack-cache", parse_bool_key, FIELD(collector.stack_cache), 0, 0, "must be yes or no", NULL},
     {"stack-cache-check", parse_pow2_key, FIELD(collector.cache_check_shift), 1, 1U << 16,
      "must be a power of two from 1 to 65536 (one cache hit in N is checked)", NULL},
-    {"unwind-callers", parse_bool_key, FIELD(collector.unwind_callers), 0, 0, "must be yes or no",
-     NULL},
+    {"unwind", parse_choice, FIELD(collector.unwind_dwarf), 0, 0, "must be dwarf or frame-pointer",
+     unwind_choices},
+    {"unwind-memory", parse_size_key, FIELD(collector.unwind_memory), 1ULL << 20, 4ULL << 30,
+     "must be a size from 1M to 4G, e.g. 32M", NULL},
     {"trace-kernel-threads", parse_bool_key, FIELD(collector.trace_kernel_threads), 0, 0,
      "must be yes or no", NULL},
     {"trace-cgroups", parse_cgroups_key, FIELD(trace_cgroups), 0, SIZE_MAX,

@@ -18,7 +18,6 @@
 #include "log.h"
 #include "ring_budget.h"
 #include "macro.h"
-#include "unwind_service.h"
 
 void lifecycle_apply_settings(struct daemon *d)
 {
@@ -126,10 +125,8 @@ static void on_announce(void *userdata, const struct offcpu_announce *a)
 {
     struct daemon *d = userdata;
 
-    if (a->kind == OFFCPU_ANNOUNCE_PROCESS)
+    if (a->kind == OFFCPU_ANNOUNCE_PROCESS || a->kind == OFFCPU_ANNOUNCE_EXEC)
         symbolizer_prefetch(d->sym, (pid_t)a->tgid, a->exec_id);
-    else
-        collector_set_unwind_rule(d->collector, a, unwind_service_rule(d->sym, a));
 }
 
 static void on_announcements(struct event_source *src, uint32_t events)

@@ -23,8 +23,10 @@ void metrics_put(struct codec_writer *w, const struct metrics *m)
         uint32_t len;
 
         metrics_series_at(m, i, &s);
-        len = s.cgroup ? strlen(s.cgroup) : 0;
         codec_put_u32(w, (s.exported ? FLAG_EXPORTED : 0) | (s.cgroup ? 0 : FLAG_OTHER));
+        if (!s.cgroup)
+            s.cgroup = ""; /* "other" */
+        len = strlen(s.cgroup);
         codec_put_u32(w, len);
         codec_put(w, s.cgroup, len);
         codec_put(w, &s.recent, sizeof(s.recent));

@@ -338,21 +338,6 @@ const char *process_image_jit_symbol(struct process_images *pi, struct process_i
     return img->perf_map ? perf_map_lookup(img->perf_map, addr) : NULL;
 }
 
-int process_images_open_code(struct process_images *pi, pid_t pid, uint32_t exec_id, uint64_t addr,
-                             uint64_t *vaddr)
-{
-    struct image_location at;
-    int r;
-
-    r = process_images_locate(pi, pid, exec_id, addr, &at);
-    if (r < 0)
-        return r;
-    if (!at.has_vaddr)
-        return -ENOENT;
-    *vaddr = at.vaddr;
-    return file_cache_open(at.image->pid, at.map);
-}
-
 int process_images_prefetch(struct process_images *pi, pid_t pid, uint32_t exec_id)
 {
     struct process_image *p;

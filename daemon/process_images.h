@@ -57,12 +57,6 @@ int process_images_locate(struct process_images *pi, pid_t pid, uint32_t exec_id
 const char *process_image_jit_symbol(struct process_images *pi, struct process_image *img,
                                      uint64_t addr);
 
-/* Open the ELF file holding code address addr of that image of pid, and say
- * at which ELF address addr lies in it. Returns a descriptor or a negative
- * errno. */
-int process_images_open_code(struct process_images *pi, pid_t pid, uint32_t exec_id, uint64_t addr,
-                             uint64_t *vaddr);
-
 /* Read the mappings of an announced process now (unless just read), and
  * hold the files it maps, so that its frames can be named even if it is
  * gone by the next pass. */

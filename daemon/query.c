@@ -40,6 +40,15 @@ bool query_snapshot_in_window(const struct query *q, const struct snapshot *s)
     return s->end_ns > q->start_ns && s->end_ns <= q->end_ns;
 }
 
+void query_cover(int64_t *start_ns, int64_t *end_ns, size_t *n, const struct snapshot *s)
+{
+    if (!*n || s->start_ns < *start_ns)
+        *start_ns = s->start_ns;
+    if (!*n || s->end_ns > *end_ns)
+        *end_ns = s->end_ns;
+    ++*n;
+}
+
 static void row_from_record(struct query_row *row, const struct record *rec, const struct query *q)
 {
     unsigned group_by = q->group_by;
@@ -98,11 +107,7 @@ static int collect(const struct ring *r, const struct query *q, struct query_res
 
         if (!query_snapshot_in_window(q, snap))
             continue;
-        if (!res->snapshots || snap->start_ns < res->start_ns)
-            res->start_ns = snap->start_ns;
-        if (!res->snapshots || snap->end_ns > res->end_ns)
-            res->end_ns = snap->end_ns;
-        res->snapshots++;
+        query_cover(&res->start_ns, &res->end_ns, &res->snapshots, snap);
         for (uint32_t i = 0; i < snap->n; i++) {
             if (!query_record_matches(r, q, &snap->records[i]))
                 continue;

@@ -21,13 +21,9 @@ static void cover(const struct ring *r, const struct query *q, struct timeline_r
 
         if (!query_snapshot_in_window(q, snap))
             continue;
-        if (!res->snapshots || snap->start_ns < res->start_ns)
-            res->start_ns = snap->start_ns;
-        if (!res->snapshots || snap->end_ns > res->end_ns)
-            res->end_ns = snap->end_ns;
         if (!res->snapshots || snap->end_ns - snap->start_ns < *shortest)
             *shortest = snap->end_ns - snap->start_ns;
-        res->snapshots++;
+        query_cover(&res->start_ns, &res->end_ns, &res->snapshots, snap);
     }
 }
 

@@ -37,7 +37,7 @@ struct resolved {
 static struct resolved intern_frames(struct builder *b, const struct offcpu_stack *s,
                                      const struct offcpu_key *k)
 {
-    /* copies: the next frame_cache_get may grow the cache and move its entries */
+    /* copies: the cache's entries move when it grows, within this loop */
     struct named_frame named[OFFCPU_USER_DEPTH];
     uint32_t names[OFFCPU_USER_DEPTH + 1], wheres[2 * (OFFCPU_USER_DEPTH + 1)];
     uint32_t unknown[3] = {0}, n = 0, out = 0;

@@ -85,6 +85,8 @@ static int write_ring(struct daemon *d)
     else
         unlinkat(st->dirfd, RING_TMP, 0);
     st->stats.written_bytes += ftell(f) > 0 ? (uint64_t)ftell(f) : 0;
+    if (r == 0)
+        st->ring_file_bytes = ftell(f);
     fclose(f);
     return r;
 }
@@ -139,6 +141,16 @@ static void compact(struct daemon *d)
     }
 }
 
+/* The journal's bound: journal-size, or the ring file's size if larger, so
+ * that rewriting the ring file at compaction never writes more than the
+ * journal did since the last one (a busy ring would else be written over
+ * and over, for each journal-size of records). */
+static uint64_t journal_bound(const struct daemon *d)
+{
+    return d->cfg.journal_size > d->state.ring_file_bytes ? d->cfg.journal_size
+                                                          : d->state.ring_file_bytes;
+}
+
 void state_dir_journal(struct daemon *d, const struct snapshot *s)
 {
     struct state_dir *st = &d->state;
@@ -153,7 +165,7 @@ void state_dir_journal(struct daemon *d, const struct snapshot *s)
         write_failed(d, JOURNAL_FILE, r);
         return;
     }
-    if (st->journal.bytes + len > d->cfg.journal_size) {
+    if (st->journal.bytes + len > journal_bound(d)) {
         journal_not_written(&st->journal);
         compact(d);
         return;
@@ -210,6 +222,7 @@ static uint64_t restore_ring(struct daemon *d)
     if (r == -ENOENT)
         return 0;
     if (r == 0) {
+        d->state.ring_file_bytes = len;
         r = ring_load(&d->ring, d->metrics, buf, len, &generation);
         snprintf(why, sizeof(why), "%s",
                  r == -EBADMSG ? "corrupt, foreign or of another version" : strerror(-r));
@@ -264,7 +277,7 @@ void state_dir_restore(struct daemon *d)
     char why[OWNED_WHY_MAX];
     unsigned char header[JOURNAL_HEADER_SIZE];
     uint64_t generation;
-    bool replayed;
+    bool from_ring, replayed;
     int r;
 
     st->dirfd = owned_dir_open(d->cfg.state_dir, why);
@@ -274,11 +287,15 @@ void state_dir_restore(struct daemon *d)
         return;
     }
     generation = restore_ring(d);
+    from_ring = d->ring.n > 0;
     replayed = replay_journal(d, &generation);
     ring_budget_make_room(&d->ring, 0);
     ring_expire(&d->ring, clock_ns(CLOCK_REALTIME));
     if (d->ring.n)
-        log_info("restored %zu snapshots from %s", d->ring.n, d->cfg.state_dir);
+        log_info("restored %zu snapshots from %s/%s", d->ring.n, d->cfg.state_dir,
+                 !replayed   ? PERSIST_FILE
+                 : from_ring ? PERSIST_FILE " and " JOURNAL_FILE
+                             : JOURNAL_FILE);
     /* what the journal gave back goes into the ring file, under the
      * generation of the journal it came from; then a journal after both */
     journal_writer_init(&st->journal, generation, header);

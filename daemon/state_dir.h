@@ -28,6 +28,7 @@ struct state_dir {
     int dirfd;      /* -1: history is not kept */
     int journal_fd; /* -1: no journal to append to */
     bool failing;   /* the last write failed: said once, not at every drain */
+    uint64_t ring_file_bytes; /* the ring file's size, as last written or read */
     struct journal_writer journal;
     struct state_dir_stats stats;
 };

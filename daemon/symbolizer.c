@@ -133,12 +133,6 @@ int symbolizer_kernel_frame(struct symbolizer *s, uint64_t ip, bool is_leaf, cha
     return 0;
 }
 
-int symbolizer_open_code(struct symbolizer *s, pid_t tgid, uint32_t exec_id, uint64_t ip,
-                         uint64_t *vaddr)
-{
-    return process_images_open_code(s->images, tgid, exec_id, ip, vaddr);
-}
-
 int symbolizer_prefetch(struct symbolizer *s, pid_t tgid, uint32_t exec_id)
 {
     return process_images_prefetch(s->images, tgid, exec_id);

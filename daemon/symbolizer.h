@@ -71,12 +71,6 @@ int symbolizer_kernel_frame(struct symbolizer *s, uint64_t ip, bool is_leaf, cha
  * its frames can be named even if it is gone by the next pass. */
 int symbolizer_prefetch(struct symbolizer *s, pid_t tgid, uint32_t exec_id);
 
-/* Open the file holding code address ip of that image of tgid, and say at
- * which ELF address ip lies in it: for what symbol tables do not hold (call
- * frame information). Returns the descriptor or a negative errno. */
-int symbolizer_open_code(struct symbolizer *s, pid_t tgid, uint32_t exec_id, uint64_t ip,
-                         uint64_t *vaddr);
-
 void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *ret);
 
 #endif

@@ -41,6 +41,8 @@ def pytest_collection_modifyitems(config, items):
 class Daemon:
     """An offcpud process on a private socket."""
 
+    started = []  # every one, for reap_daemons
+
     def __init__(self, tmp: Path, *args: str, sock="offcpud.sock", umask=-1):
         """sock: the socket's path under tmp; umask: the daemon's (-1: this process's)."""
         self.sock = str(tmp / sock)
@@ -50,6 +52,7 @@ class Daemon:
             args = (*args, "--state-directory", str(tmp / "state"))
         self.proc = subprocess.Popen([str(OFFCPUD), "--socket", self.sock, *args],
                                      stdout=self.log, stderr=subprocess.STDOUT, umask=umask)
+        Daemon.started.append(self)
         self._wait_ready()
 
     def _wait_ready(self, timeout=20.0):
@@ -99,6 +102,19 @@ class Daemon:
         for mark in SANITIZER_MARKS:
             assert mark not in log, f"sanitizer report in offcpud's log:\n{log}"
         assert not os.path.exists(self.sock), "socket file left behind"
+
+
+@pytest.fixture(autouse=True)
+def reap_daemons():
+    """A test that failed before it stopped its daemons leaves none running: each
+    would keep its programs on every context switch and slow every later test."""
+    before = len(Daemon.started)  # a module's daemon, made first, is its fixture's
+    yield
+    for d in Daemon.started[before:]:
+        if d.proc.poll() is None:
+            d.proc.kill()
+            d.proc.wait()
+    del Daemon.started[before:]
 
 
 class VarlinkStream:
@@ -236,3 +252,21 @@ def at(ns: int) -> str:
 
 def within(value, truth, rel):
     return abs(value - truth) <= rel * truth
+
+
+def assert_fails(daemon: Daemon, args, code: int, message: str):
+    """offcpuctl args must exit with code, saying message in one line on stderr, and print
+    nothing on stdout."""
+    res = daemon.ctl(*args, check=False)
+    assert res.returncode == code, res
+    assert message in res.stderr and res.stderr.count("\n") == 1, res.stderr
+    assert not res.stdout, res.stdout
+
+
+def kernel_frame(reply: dict, part: str) -> str:
+    """The kernel frame of a Dump reply whose name holds part: kernels name one function
+    differently (pipe_read, anon_pipe_read). Kernel stacks are whole whatever the user
+    stack's unwinding found, so tests that must not depend on it name kernel frames."""
+    names = {f for s in reply["stacks"] for f in s["kernel"] if part in f}
+    assert len(names) == 1, f"kernel frames with {part}: {names}"
+    return names.pop()

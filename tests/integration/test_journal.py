@@ -104,6 +104,37 @@ def test_torn_tail_is_cut_not_fatal(tmp_path, tear):
         second.stop()
 
 
+def test_full_journal_is_compacted_and_history_kept(tmp_path):
+    """A stack explosion fills a 1M journal within seconds: the ring file takes it all and
+    a journal of the next generation begins, again; a SIGKILL then still keeps
+    all but the last two intervals, from the ring file and the journal after it."""
+    state = tmp_path / "state"
+    # room for all: a ring coarsened to make room would not dump as it did before
+    roomy = ("--memory-limit", "1G")
+    first = start(tmp_path / "one", state, "--journal-size", "1M", *roomy)
+    with under_load() as load:
+        subprocess.run([str(WORKLOADS / "stack_explosion"), "--threads", "10", "--seconds", "5"],
+                       stdout=subprocess.DEVNULL, check=True, timeout=60)
+        # then some intervals journaled after the last compaction, in the window
+        deadline = time.monotonic() + 30
+        while (status := first.call("io.offcpud.Status")["parameters"])["journal_records"] < 5:
+            assert time.monotonic() < deadline, status
+            time.sleep(INTERVAL / 2)
+        window, folded = before_kill(first, load.pid)
+        assert status["journal_compactions"] >= 1, status
+        # bounded by journal-size, or by the ring file's size if larger
+        bound = max(1 << 20, (state / "ring.v1").stat().st_size)
+        assert status["journal_bytes"] <= bound and status["journal_errors"] == 0, status
+        assert (state / "journal.v1").stat().st_size <= bound
+        kill(first)
+
+        second = start(tmp_path / "two", state, *roomy)
+        try:
+            assert second.ctl("dump", "--pid", str(load.pid), *args_for(window)).stdout == folded
+        finally:
+            second.stop()
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -24,10 +24,10 @@ def collector(d):
 
 
 def test_cached_stacks_equal_walked_stacks(start_daemon, tmp_path):
-    # each daemon learns its own unwind rules, at its own pace: the first blocks at a
+    # each daemon reads its own unwind tables, at its own pace: the first blocks of a
     # place would differ for that reason alone (test_dump covers the unwinding)
     conf = tmp_path / "offcpud.conf"
-    conf.write_text("unwind-callers = no\n")
+    conf.write_text("unwind = frame-pointer\n")
     cached = start_daemon("--interval", "200ms", "--config", str(conf))
     walked = start_daemon("--interval", "200ms", "--config", str(conf), "--stack-cache", "no")
     before = collector(cached)["collector"]

@@ -4,13 +4,18 @@ import time
 
 import pytest
 
-from conftest import at, run_workload
+from conftest import assert_fails, at, run_workload
+
+
+# A snapshot's time is spread over what it covers; under a sanitizer on a loaded machine a
+# drain can lag by seconds, so a snapshot may start that long before the blocking in it.
+DRAIN_LAG_NS = 3_000_000_000
 
 
 @pytest.fixture(scope="module")
 def run(daemon):
-    """sleep_and_pipe after 2 s of nothing from it, and the times around it."""
-    time.sleep(2)
+    """sleep_and_pipe after 5 s of nothing from it, and the times around it."""
+    time.sleep(5)
     started = time.time_ns()
     truth = run_workload("sleep_and_pipe")
     ended = time.time_ns()
@@ -26,10 +31,10 @@ def test_json_sums_match_dump_and_place_the_stall(daemon, run):
     assert 1 <= len(buckets) <= 100
     busy = [b for b in buckets if b["states"]]
     assert busy, reply
-    # the stall began with the workload, not before, and ended with it
-    slack = reply["bucket_ns"] + 250_000_000  # a snapshot may start before the run
-    assert busy[0]["start_ns"] >= started - slack
-    assert busy[0]["start_ns"] <= started + reply["bucket_ns"] + 500_000_000
+    # quiet, then the stall: it began with the workload, not before, and ended with it
+    slack = reply["bucket_ns"] + DRAIN_LAG_NS
+    assert not buckets[0]["states"], "the seconds before the run were quiet"
+    assert started - slack <= busy[0]["start_ns"] <= started + slack
     assert busy[-1]["start_ns"] <= ended + slack
     # all of it is in the buckets: the same time as a dump of the same window
     dump = daemon.dump_json("--pid", str(truth["pid"]), "--since", at(reply["start_ns"]),
@@ -70,6 +75,4 @@ def test_human_sparklines_and_table(daemon, run):
     (("extra",), 2, "unexpected argument 'extra'"),
 ])
 def test_bad_input(daemon, args, code, message):
-    res = daemon.ctl("timeline", *args, check=False)
-    assert res.returncode == code, res
-    assert message in res.stderr and res.stderr.count("\n") == 1, res.stderr
+    assert_fails(daemon, ("timeline", *args), code, message)

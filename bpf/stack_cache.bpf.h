@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * The stack cache: most blocks happen where the task blocked before, and
+ * walking stacks is most of what tracing costs. A task's record keeps the
+ * last places it blocked at, each with its fingerprint and the stacks walked
+ * there; a block with a known fingerprint reuses them.
+ */
+#ifndef STACK_CACHE_BPF_H
+#define STACK_CACHE_BPF_H
+
+#include "common.bpf.h"
+
+/* Set by the daemon before load. */
+const volatile bool stack_cache = true; /* reuse stacks when a task blocks at a known place */
+const volatile __u32 check_shift = 6;   /* ...and walk anyway one hit in 2^check_shift */
+
+/*
+ * Where a task blocked, as far as can be told without walking its stacks:
+ * the user registers its syscall saved, the syscall and the state. A task
+ * that blocks with the same fingerprint again nearly always has the same
+ * stacks. Reading user memory would tell more, but on these machines one
+ * read of user memory costs as much as the rest of the event; instead a
+ * random sample of hits is walked all the same, counted in status, and a
+ * task found blocking with other stacks at a known place is walked always.
+ */
+struct fingerprint {
+    __u64 ip, sp, bp;
+    __u64 syscall;
+    __u64 exec_id; /* an exec in place starts a new image */
+    __u32 state;
+    __u32 valid;
+};
+
+/* Of the task switching out, a trusted BTF pointer. */
+static __always_inline void fingerprint_of(struct fingerprint *fp, struct task_struct *task,
+                                           __u32 state)
+{
+    struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+    fp->ip = regs->ip;
+    fp->sp = regs->sp;
+    fp->bp = regs->bp;
+    fp->syscall = regs->orig_ax;
+    fp->exec_id = task->self_exec_id;
+    fp->state = state;
+    fp->valid = 1;
+}
+
+static __always_inline bool fingerprint_equal(const struct fingerprint *a,
+                                              const struct fingerprint *b)
+{
+    return a->valid && b->valid && a->ip == b->ip && a->sp == b->sp && a->bp == b->bp &&
+           a->syscall == b->syscall && a->exec_id == b->exec_id && a->state == b->state;
+}
+
+/* Of a cache hit: is it walked all the same, to check the cache? */
+static __always_inline bool cache_check_hit(void)
+{
+    stat_add(OFFCPU_STAT_CACHE_HITS, 1);
+    if (bpf_get_prandom_u32() & ((1U << check_shift) - 1))
+        return false;
+    stat_add(OFFCPU_STAT_CACHE_CHECKS, 1);
+    return true;
+}
+
+/* A checked hit's walk found other stacks than the cache had: the task is
+ * walked always from now on. A walk that failed (a page of the user stack
+ * not resident, a table not read yet) proves nothing. */
+static __always_inline bool cache_mismatch(bool walk_final, __u64 user_was, __u64 kernel_was,
+                                           __u64 user, __u64 kernel)
+{
+    if (!walk_final || user == OFFCPU_STACK_MISSED || kernel == OFFCPU_STACK_MISSED ||
+        (user == user_was && kernel == kernel_was))
+        return false;
+    stat_add(OFFCPU_STAT_CACHE_MISMATCH, 1);
+    return true;
+}
+
+#endif

@@ -1,0 +1,485 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * The user stack, walked from call frame information: code built without
+ * frame pointers (Debian's glibc, python3, bash, ...) keeps its callers all
+ * the same. Per frame: find the mapping of pc in the process's table (kept
+ * by the daemon, sorted: a bounded binary search), then the row of its file
+ * that covers pc (another), compute the CFA from rsp or rbp, read the return
+ * address below it and the saved rbp, and go on from the caller.
+ *
+ * Code with no rows (JIT code, code without CFI) is followed by its frame
+ * pointer. The walk ends at a thread's entry (the CFI says the return
+ * address is undefined there), or where nothing more can be told for sure:
+ * it never guesses a frame. An address or address space the table does not
+ * know yet ends the walk too, and asks the daemon to read the process again;
+ * such a walk is not to be reused (see stack_cache.bpf.h).
+ */
+#ifndef UNWIND_BPF_H
+#define UNWIND_BPF_H
+
+#include "common.bpf.h"
+
+/* Set by the daemon before load: walk with the rows (else frame pointers
+ * only, as bpf_get_stack does). */
+const volatile bool unwind_dwarf = true;
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(map_flags, BPF_F_MMAPABLE); /* written by the daemon in place */
+    __uint(max_entries, 1);            /* set from unwind-memory */
+    __type(key, __u32);
+    __type(value, struct offcpu_unwind_row);
+} unwind_rows SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __uint(max_entries, 32768);
+    __type(key, __u32); /* tgid */
+    __type(value, struct offcpu_unwind_process);
+} unwind_procs SEC(".maps");
+
+/* A table of no mappings, for a process first seen: asked for once. */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct offcpu_unwind_process);
+} unwind_empty SEC(".maps");
+
+/* Requests for tables, read by the daemon's unwind thread: apart from the
+ * announcements, so that neither waits for the other. */
+struct {
+    __uint(type, BPF_MAP_TYPE_RINGBUF);
+    __uint(max_entries, 64 * 1024);
+} unwind_asks SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 65536); /* the daemon's TABLE_FILES_MAX */
+    __type(key, struct offcpu_unwind_file_key);
+    __type(value, struct offcpu_unwind_file);
+} unwind_files SEC(".maps");
+
+/* Steps of the binary searches: 2^7 mappings, 2^23 rows (more than
+ * UNWIND_ROWS_PER_FILE_MAX). */
+#define MAPPING_SEARCH_STEPS 8
+#define ROW_SEARCH_STEPS     24
+
+enum walk_end {
+    WALK_GOING,
+    WALK_ENTRY = OFFCPU_STAT_UNWIND_ENTRY,
+    WALK_END = OFFCPU_STAT_UNWIND_END,
+    WALK_NO_TABLE = OFFCPU_STAT_UNWIND_NO_TABLE,
+    WALK_UNKNOWN = OFFCPU_STAT_UNWIND_UNKNOWN,
+    WALK_READ = OFFCPU_STAT_UNWIND_READ,
+};
+
+/* A walk in progress: no pointers, so that the frame step, a global
+ * function, can be verified once for every walk. */
+struct walk {
+    __u64 pc, sp, bp;
+    __u64 frame; /* the step's frame, kept if it says so */
+    __u64 mm;
+    __u32 tgid, exec_id;
+    __u32 end;       /* enum walk_end */
+    __u32 bp_known;  /* bp holds the caller's rbp */
+    __u32 has_table; /* the process's table is of this address space */
+    __u32 vma_tried; /* bpf_find_vma was called: once per program run, or it fails */
+    __u32 unknown;   /* an address was in no code the walk knew: the stack may be incomplete */
+    struct offcpu_unwind_mapping exe; /* without a table: the program's own code (see find_exe) */
+    struct offcpu_unwind_mapping vma; /* what bpf_find_vma found (row_count 0: nothing) */
+};
+
+/*
+ * The mapping holding addr, copied into *ret; false for none. Copied, not
+ * pointed to: the verifier follows each path of the search on its own, and a
+ * copy lets those paths meet again right after it.
+ */
+static __always_inline bool mapping_of(const struct offcpu_unwind_process *proc, __u64 addr,
+                                       struct offcpu_unwind_mapping *ret)
+{
+    __u32 lo = 0, hi = proc->n;
+
+    if (hi > OFFCPU_UNWIND_MAPPINGS_MAX)
+        return false;
+    /* the first mapping starting above addr */
+    for (int i = 0; i < MAPPING_SEARCH_STEPS && lo < hi; i++) {
+        __u32 mid = (lo + hi) / 2;
+
+        if (mid >= OFFCPU_UNWIND_MAPPINGS_MAX)
+            return false;
+        if (proc->maps[mid].start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || lo > OFFCPU_UNWIND_MAPPINGS_MAX)
+        return false;
+    *ret = proc->maps[lo - 1];
+    return addr < ret->end;
+}
+
+/* The row of the file's rows [first, first + count) covering ELF address
+ * vaddr, or NULL before the first. */
+static __always_inline const struct offcpu_unwind_row *row_of(__u32 first, __u32 count,
+                                                              __u32 vaddr)
+{
+    __u32 lo = first, hi = first + count, idx;
+
+    for (int i = 0; i < ROW_SEARCH_STEPS && lo < hi; i++) {
+        __u32 mid = lo + (hi - lo) / 2;
+        const struct offcpu_unwind_row *r = bpf_map_lookup_elem(&unwind_rows, &mid);
+
+        if (!r)
+            return NULL;
+        if (r->pc <= vaddr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == first)
+        return NULL;
+    idx = lo - 1;
+    return bpf_map_lookup_elem(&unwind_rows, &idx);
+}
+
+/* The mapping [start, end) of a file's executable segment, from the rows the
+ * daemon listed for the file; elf_start: the ELF address at start. */
+static __always_inline void mapping_of_file(__u64 start, __u64 end,
+                                            const struct offcpu_unwind_file *f, __u64 elf_start,
+                                            struct offcpu_unwind_mapping *ret)
+{
+    ret->start = start;
+    ret->end = end;
+    ret->bias = start - elf_start;
+    ret->row_first = f->row_first;
+    ret->row_count = f->row_count;
+}
+
+static __always_inline struct offcpu_unwind_file *file_rows(__u64 dev, __u64 ino)
+{
+    struct offcpu_unwind_file_key k = {.dev = dev, .ino = ino};
+
+    return bpf_map_lookup_elem(&unwind_files, &k);
+}
+
+/*
+ * The program's own code, without its table: the kernel keeps where it
+ * loaded the executable segment ([start_code, end_code)) and from which
+ * file. A process just exec'd blocks before the daemon has read its table;
+ * its libraries are found by VMA (below), its own code here.
+ */
+static __always_inline void find_exe(struct walk *w)
+{
+    struct mm_struct *mm = bpf_get_current_task_btf()->mm;
+    struct offcpu_unwind_file *f;
+    struct inode *inode;
+
+    inode = mm ? BPF_CORE_READ(mm, exe_file, f_inode) : NULL;
+    f = inode ? file_rows(BPF_CORE_READ(inode, i_sb, s_dev), BPF_CORE_READ(inode, i_ino)) : NULL;
+    /* start_code is where the executable segment's own address landed */
+    if (f)
+        mapping_of_file(BPF_CORE_READ(mm, start_code), BPF_CORE_READ(mm, end_code), f,
+                        f->seg_vaddr, &w->exe);
+}
+
+/* bpf_find_vma's callback: the mapping at the address, if its file has rows. */
+static long vma_mapping(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
+{
+    struct offcpu_unwind_mapping *found = ctx;
+    struct offcpu_unwind_file *f;
+    __u64 offset;
+
+    if (!vma->vm_file)
+        return 0;
+    f = file_rows(BPF_CORE_READ(vma, vm_file, f_inode, i_sb, s_dev),
+                  BPF_CORE_READ(vma, vm_file, f_inode, i_ino));
+    offset = vma->vm_pgoff << 12;
+    if (f && offset >= f->seg_offset && offset - f->seg_offset < f->seg_size)
+        mapping_of_file(vma->vm_start, vma->vm_end, f, offset - f->seg_offset + f->seg_vaddr,
+                        found);
+    return 0;
+}
+
+/* The mapping holding addr, from its VMA: for code mapped since the table
+ * was read (a new process's libraries, a dlopen). */
+static __always_inline bool mapping_from_vma(struct walk *w, __u64 addr,
+                                             struct offcpu_unwind_mapping *ret)
+{
+    if (!w->vma_tried) {
+        struct offcpu_unwind_mapping found = {};
+
+        w->vma_tried = true;
+        /* sched_switch runs in the task switching out: current is it */
+        bpf_find_vma(bpf_get_current_task_btf(), addr, vma_mapping, &found, 0);
+        w->vma = found;
+    }
+    if (!w->vma.row_count || addr < w->vma.start || addr >= w->vma.end)
+        return false;
+    *ret = w->vma;
+    stat_add(OFFCPU_STAT_UNWIND_VMA, 1);
+    return true;
+}
+
+static __always_inline void request_table(__u32 tgid, __u32 exec_id, __u64 mm)
+{
+    struct offcpu_announce a = {
+        .tgid = tgid, .exec_id = exec_id, .kind = OFFCPU_ANNOUNCE_UNWIND_TABLE, .mm = mm};
+
+    if (bpf_ringbuf_output(&unwind_asks, &a, sizeof(a), 0) < 0)
+        stat_add(OFFCPU_STAT_ANNOUNCE_LOST, 1);
+}
+
+/* Where the table does not say: the program's own code, else its VMA. */
+static __always_inline bool mapping_without_table(struct walk *w, __u64 addr,
+                                                  struct offcpu_unwind_mapping *ret)
+{
+    if (w->exe.row_count && addr >= w->exe.start && addr < w->exe.end) {
+        *ret = w->exe;
+        return true;
+    }
+    return mapping_from_vma(w, addr, ret);
+}
+
+/* Ask the daemon to read the process's table again: once, until it has. */
+static __always_inline void ask_for_table(struct walk *w, struct offcpu_unwind_process *proc)
+{
+    if (proc->asked != OFFCPU_UNWIND_FULL &&
+        __sync_lock_test_and_set(&proc->asked, OFFCPU_UNWIND_ASKED) != OFFCPU_UNWIND_ASKED)
+        request_table(w->tgid, w->exec_id, w->mm);
+}
+
+/* Is the process's table of this address space? If not, ask for one:
+ * once, from an empty table standing for it until the daemon writes it. */
+static __always_inline bool has_table(struct walk *w)
+{
+    struct offcpu_unwind_process *p = bpf_map_lookup_elem(&unwind_procs, &w->tgid), *empty;
+    __u32 zero = 0;
+
+    if (!p) {
+        empty = bpf_map_lookup_elem(&unwind_empty, &zero);
+        if (!empty || bpf_map_update_elem(&unwind_procs, &w->tgid, empty, BPF_NOEXIST) < 0)
+            return false; /* another CPU made it first: it asks */
+        p = bpf_map_lookup_elem(&unwind_procs, &w->tgid);
+        if (!p)
+            return false;
+        p->mm = w->mm;
+        p->asked = OFFCPU_UNWIND_ASKED;
+        request_table(w->tgid, w->exec_id, w->mm);
+        return false;
+    }
+    /* a table read at start knows no address space yet: it is this one's
+     * (the daemon read it after this process began) */
+    if (p->mm == 0)
+        __sync_val_compare_and_swap(&p->mm, 0, w->mm);
+    if (p->mm == w->mm)
+        return true;
+    /* an exec, or another process with a reused pid */
+    if (__sync_lock_test_and_set(&p->asked, OFFCPU_UNWIND_ASKED) != OFFCPU_UNWIND_ASKED)
+        request_table(w->tgid, w->exec_id, w->mm);
+    return false;
+}
+
+/* One frame by frame pointer: [bp] holds the caller's rbp, [bp + 8] the
+ * return address. */
+static __always_inline bool step_by_frame_pointer(struct walk *w)
+{
+    __u64 frame[2];
+
+    if (!w->bp_known || !w->bp) {
+        w->end = WALK_END;
+        return false;
+    }
+    if (bpf_probe_read_user(frame, sizeof(frame), (void *)w->bp) < 0) {
+        w->end = WALK_READ;
+        return false;
+    }
+    w->sp = w->bp + 16;
+    w->bp = frame[0];
+    w->pc = frame[1];
+    stat_add(OFFCPU_STAT_UNWIND_FP, 1);
+    return true;
+}
+
+/* One frame by the row covering pc. */
+static __always_inline bool step_by_row(struct walk *w, const struct offcpu_unwind_row *row)
+{
+    __u64 cfa, frame[2]; /* [saved rbp, return address] when rbp is at CFA - 16 */
+
+    switch (row->cfa) {
+    case OFFCPU_CFA_RSP:
+        cfa = w->sp + row->cfa_off;
+        break;
+    case OFFCPU_CFA_RBP:
+        if (!w->bp_known) {
+            w->end = WALK_UNKNOWN;
+            return false;
+        }
+        cfa = w->bp + row->cfa_off;
+        break;
+    case OFFCPU_CFA_PLT:
+        cfa = w->sp + row->cfa_off + ((w->pc & 15) >= row->plt_push ? 8 : 0);
+        break;
+    case OFFCPU_CFA_ENTRY:
+        w->end = WALK_ENTRY;
+        return false;
+    default:
+        w->end = WALK_UNKNOWN;
+        return false;
+    }
+    /* one read where rbp lies next to the return address, as after the
+     * usual push rbp: user memory reads are dear */
+    if (row->rbp == OFFCPU_RBP_SAVED && row->rbp_off == -16) {
+        if (bpf_probe_read_user(frame, sizeof(frame), (void *)(cfa - 16)) < 0) {
+            w->end = WALK_READ;
+            return false;
+        }
+    } else {
+        if (bpf_probe_read_user(&frame[1], sizeof(frame[1]), (void *)(cfa - 8)) < 0 ||
+            (row->rbp == OFFCPU_RBP_SAVED &&
+             bpf_probe_read_user(&frame[0], sizeof(frame[0]), (void *)(cfa + row->rbp_off)) < 0)) {
+            w->end = WALK_READ;
+            return false;
+        }
+    }
+    if (row->rbp == OFFCPU_RBP_SAVED) {
+        w->bp = frame[0];
+        w->bp_known = true;
+    } else if (row->rbp == OFFCPU_RBP_UNKNOWN) {
+        w->bp_known = false;
+    }
+    w->sp = cfa;
+    w->pc = frame[1];
+    return true;
+}
+
+enum step {
+    STEP_STOP, /* the frame at pc is none: stop without it */
+    STEP_LAST, /* keep the frame, and stop */
+    STEP_NEXT, /* keep the frame; its caller is at pc */
+};
+
+/*
+ * The frame at w->pc (a return address past the first): kept once it is
+ * known to lie in code of the process, and its caller found. A global
+ * function: the verifier checks it once, not once for every state the walk
+ * can be in. Returns an enum step.
+ */
+__noinline int unwind_frame(struct walk *w, __u32 i)
+{
+    struct offcpu_unwind_process *proc = NULL;
+    struct offcpu_unwind_mapping m;
+    const struct offcpu_unwind_row *row = NULL;
+    __u64 at;
+    bool ok;
+
+    if (!w)
+        return STEP_STOP;
+    /* a return address points after its call, maybe past the function's end */
+    at = i == 0 ? w->pc : w->pc - 1;
+    if (w->has_table)
+        proc = bpf_map_lookup_elem(&unwind_procs, &w->tgid);
+    if (!proc || !mapping_of(proc, at, &m)) {
+        if (proc)
+            ask_for_table(w, proc);
+        if (!mapping_without_table(w, at, &m)) {
+            w->end = WALK_NO_TABLE;
+            w->unknown = true;
+            /* A process whose table is not read yet (just exec'd, under
+             * load) is followed by frame pointer meanwhile, as the kernel
+             * would. With a table, an address in no code of the process is
+             * no frame (a new thread's first instruction, where its CFI is
+             * still its parent's): not kept. */
+            if (w->has_table)
+                return STEP_STOP;
+            w->frame = w->pc;
+            return step_by_frame_pointer(w) && w->pc ? STEP_NEXT : STEP_LAST;
+        }
+    }
+    w->frame = w->pc;
+    if (m.row_count && at - m.bias <= 0xffffffffULL)
+        row = row_of(m.row_first, m.row_count, (__u32)(at - m.bias));
+    if (!row || row->cfa == OFFCPU_CFA_NONE)
+        ok = step_by_frame_pointer(w);
+    else
+        ok = step_by_row(w, row);
+    if (!ok)
+        return STEP_LAST;
+    if (!w->pc) {
+        w->end = WALK_END;
+        return STEP_LAST;
+    }
+    return STEP_NEXT;
+}
+
+struct walk_ctx {
+    struct walk w;
+    struct offcpu_stack *s;
+};
+
+/* bpf_loop's body: one frame, kept in the stack. */
+static long unwind_step(__u32 i, void *ctx)
+{
+    struct walk_ctx *c = ctx;
+    int step = unwind_frame(&c->w, i);
+    __u32 n;
+
+    if (step == STEP_STOP)
+        return 1;
+    if (i > 0) { /* the first, the interrupted pc, is kept already */
+        n = c->s->nr;
+        if (n >= OFFCPU_USER_DEPTH)
+            return 1;
+        c->s->ip[n] = c->w.frame;
+        c->s->nr = n + 1;
+        stat_add(OFFCPU_STAT_UNWIND_FRAMES, 1);
+    }
+    return step == STEP_NEXT ? 0 : 1;
+}
+
+/* Where the walk starts: the user registers of the task switching out. */
+struct unwind_start {
+    __u64 ip, sp, bp;
+    __u64 mm;
+    __u32 tgid, exec_id;
+};
+
+/*
+ * The user stack from its registers, into s. Returns 0 where the walk met
+ * what its table does not know yet (the stack may be incomplete, and is not
+ * to be reused; the daemon was asked), 1 otherwise.
+ *
+ * A global function: the verifier checks it once, not once for each path of
+ * its caller that reaches it.
+ */
+__noinline int unwind_user_stack(struct offcpu_stack *s, const struct unwind_start *r)
+{
+    struct walk_ctx c = {.s = s};
+    struct walk *w = &c.w;
+
+    if (!s || !r)
+        return 1;
+    w->pc = r->ip;
+    w->sp = r->sp;
+    w->bp = r->bp;
+    w->bp_known = true;
+    w->mm = r->mm;
+    w->tgid = r->tgid;
+    w->exec_id = r->exec_id;
+    s->kernel = 0;
+    s->ip[0] = r->ip;
+    s->nr = 1;
+    w->has_table = has_table(w);
+    if (!w->has_table)
+        find_exe(w);
+    stat_add(OFFCPU_STAT_UNWIND_WALKS, 1);
+    bpf_loop(OFFCPU_USER_DEPTH, unwind_step, &c, 0);
+    if (w->end == WALK_GOING)
+        stat_add(OFFCPU_STAT_UNWIND_DEPTH, 1);
+    else
+        stat_add(w->end, 1);
+    return !w->unknown;
+}
+
+#endif

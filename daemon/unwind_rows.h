@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Unwind rows: an ELF file's call frame information (.eh_frame), as the BPF
+ * walk reads it. Each row says, from its first address up to the next row's,
+ * where the caller's frame is (the CFA: rsp + N, rbp + N, a PLT entry, or a
+ * thread's entry where the walk ends) and where rbp was saved. libdw
+ * evaluates the CFI; this only sorts what it says into rows.
+ *
+ * x86-64 only: the return address lies just below the CFA.
+ */
+#ifndef UNWIND_ROWS_H
+#define UNWIND_ROWS_H
+
+#include <gelf.h>
+#include <linux/types.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "offcpu.h"
+
+/* Rows one file may have: libc has ~20k, a big C++ program ~1M. */
+#define UNWIND_ROWS_PER_FILE_MAX (4U << 20)
+
+/* Executable PT_LOAD segments: where a mapping's file offsets lie in ELF
+ * addresses. */
+#define UNWIND_SEGMENTS_MAX 4
+
+struct unwind_segment {
+    uint64_t offset, vaddr, size;
+};
+
+struct unwind_rows {
+    struct offcpu_unwind_row *rows; /* sorted by pc, none covering the same one */
+    size_t n;
+    struct unwind_segment segs[UNWIND_SEGMENTS_MAX];
+    size_t nsegs;
+};
+
+/* The rows of the ELF file elf, merged where neighbours say the same.
+ * Returns 0, -ENODATA for a file without usable CFI, -E2BIG past
+ * UNWIND_ROWS_PER_FILE_MAX or addresses beyond 4 GiB, -ENOMEM. */
+int unwind_rows_derive(Elf *elf, struct unwind_rows *ret);
+
+/* The same, of the ELF file open on fd. */
+int unwind_rows_derive_fd(int fd, struct unwind_rows *ret);
+
+/* The ELF address of file offset offset in an executable segment of r, or
+ * -ENOENT. */
+int unwind_rows_vaddr(const struct unwind_rows *r, uint64_t offset, uint64_t *ret);
+
+void unwind_rows_done(struct unwind_rows *r);
+
+#endif

@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include "unwind_tables.h"
+
+#include <bpf/bpf.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "array.h"
+#include "file_cache.h"
+#include "macro.h"
+#include "proc_maps.h"
+#include "row_space.h"
+#include "sorted_search.h"
+#include "unwind_rows.h"
+
+/* Files known at most (with rows or without): beyond, frame pointers. */
+#define TABLE_FILES_MAX 65536
+
+struct table_file {
+    struct file_key key;
+    struct offcpu_unwind_file_key kernel_key; /* the same file, as the BPF side names it */
+    int64_t first; /* its rows in the array, or -1 for none */
+    uint32_t count;
+    struct unwind_segment segs[UNWIND_SEGMENTS_MAX];
+    size_t nsegs;
+    unsigned users; /* process tables naming it */
+};
+
+struct table_proc {
+    pid_t pid;
+    struct table_file **files; /* one per mapping with a file, repeats included */
+    size_t nfiles;
+};
+
+/* Rows no table names any more, and when: reused two grace periods later. */
+struct freed_run {
+    struct row_run run;
+    uint64_t at; /* grace periods counted when freed */
+};
+
+struct unwind_tables {
+    struct offcpu_unwind_row *rows;
+    int procs_fd, files_fd;
+    struct row_space space;
+    struct freed_run *freed;
+    size_t nfreed, freed_cap;
+    uint64_t grace_periods; /* as last told */
+    struct table_file **files; /* sorted by key */
+    size_t nfiles, files_cap;
+    struct table_proc *procs; /* sorted by pid */
+    size_t nprocs, procs_cap;
+    struct unwind_tables_stats stats;
+    struct offcpu_unwind_process table; /* the one being written */
+};
+
+int unwind_tables_new(struct offcpu_unwind_row *rows, uint32_t rows_max, int procs_fd,
+                      int files_fd, struct unwind_tables **ret)
+{
+    struct unwind_tables *t = calloc(1, sizeof(*t));
+
+    if (!t)
+        return -ENOMEM;
+    t->rows = rows;
+    t->procs_fd = procs_fd;
+    t->files_fd = files_fd;
+    row_space_init(&t->space, rows_max);
+    t->stats.rows_max = rows_max;
+    *ret = t;
+    return 0;
+}
+
+struct unwind_tables *unwind_tables_free(struct unwind_tables *t)
+{
+    if (!t)
+        return NULL;
+    for (size_t i = 0; i < t->nprocs; i++)
+        free(t->procs[i].files);
+    for (size_t i = 0; i < t->nfiles; i++)
+        free(t->files[i]);
+    free(t->procs);
+    free(t->files);
+    free(t->freed);
+    row_space_done(&t->space);
+    free(t);
+    return NULL;
+}
+
+static int compare_file_to_key(const void *elem, const void *key)
+{
+    return file_key_compare(&(*(struct table_file *const *)elem)->key, key);
+}
+
+static int compare_proc_to_pid(const void *elem, const void *key)
+{
+    pid_t a = ((const struct table_proc *)elem)->pid, b = *(const pid_t *)key;
+
+    return a < b ? -1 : a > b;
+}
+
+/* Let the walk find the file's rows from a VMA (its first executable segment). */
+static void publish_file(struct unwind_tables *t, const struct table_file *f)
+{
+    struct offcpu_unwind_file v = {
+        .seg_offset = f->segs[0].offset,
+        .seg_size = f->segs[0].size,
+        .seg_vaddr = f->segs[0].vaddr,
+        .row_first = (uint32_t)f->first,
+        .row_count = f->count,
+    };
+
+    /* full: those files are walked through process tables alone */
+    bpf_map_update_elem(t->files_fd, &f->kernel_key, &v, BPF_ANY);
+}
+
+/* Read the rows of the file open on fd into the array, if there is room. */
+static void load_rows(struct unwind_tables *t, int fd, struct table_file *f)
+{
+    struct unwind_rows rows;
+    int64_t first;
+
+    f->first = -1;
+    if (unwind_rows_derive_fd(fd, &rows) < 0) {
+        t->stats.files_without_cfi++;
+        return;
+    }
+    first = row_space_take(&t->space, (uint32_t)rows.n);
+    if (first < 0) {
+        t->stats.files_over_budget++;
+    } else {
+        memcpy(&t->rows[first], rows.rows, rows.n * sizeof(*rows.rows));
+        f->first = first;
+        f->count = (uint32_t)rows.n;
+        t->stats.files++;
+        t->stats.rows += rows.n;
+    }
+    memcpy(f->segs, rows.segs, sizeof(f->segs));
+    f->nsegs = rows.nsegs;
+    unwind_rows_done(&rows);
+    if (f->first >= 0)
+        publish_file(t, f);
+}
+
+/* The file behind mapping m of pid, its rows read if new; NULL if it cannot
+ * be opened or known. */
+static struct table_file *file_of(struct unwind_tables *t, pid_t pid, const struct proc_map *m)
+{
+    _cleanup_close_ int fd = file_cache_open(pid, m);
+    struct table_file *f;
+    struct file_key key;
+    struct stat st;
+    bool found;
+    size_t i;
+
+    if (fd < 0 || fstat(fd, &st) < 0)
+        return NULL;
+    key = file_key_from_stat(&st);
+    i = sorted_search(t->files, t->nfiles, sizeof(*t->files), &key, compare_file_to_key, &found);
+    if (found)
+        return t->files[i];
+    if (t->nfiles >= TABLE_FILES_MAX ||
+        array_reserve(&t->files, &t->files_cap, t->nfiles + 1, sizeof(*t->files), 64) < 0)
+        return NULL;
+    f = calloc(1, sizeof(*f));
+    if (!f)
+        return NULL;
+    f->key = key;
+    f->kernel_key = (struct offcpu_unwind_file_key){
+        .dev = (uint64_t)major(st.st_dev) << 20 | minor(st.st_dev), .ino = st.st_ino};
+    load_rows(t, fd, f);
+    memmove(&t->files[i + 1], &t->files[i], (t->nfiles - i) * sizeof(*t->files));
+    t->files[i] = f;
+    t->nfiles++;
+    return f;
+}
+
+/* One process table less names f: its rows go once none does. */
+static void file_release(struct unwind_tables *t, struct table_file *f)
+{
+    bool found;
+    size_t i;
+
+    if (--f->users)
+        return;
+    if (f->first >= 0)
+        bpf_map_delete_elem(t->files_fd, &f->kernel_key);
+    if (f->first >= 0 &&
+        array_reserve(&t->freed, &t->freed_cap, t->nfreed + 1, sizeof(*t->freed), 16) == 0) {
+        t->freed[t->nfreed++] = (struct freed_run){
+            .run = {.first = (uint32_t)f->first, .count = f->count}, .at = t->grace_periods};
+        t->stats.files--;
+        t->stats.rows -= f->count;
+    } else if (f->first >= 0) {
+        return; /* kept loaded rather than reused too soon */
+    }
+    i = sorted_search(t->files, t->nfiles, sizeof(*t->files), &f->key, compare_file_to_key, &found);
+    if (found) {
+        memmove(&t->files[i], &t->files[i + 1], (t->nfiles - i - 1) * sizeof(*t->files));
+        t->nfiles--;
+    }
+    free(f);
+}
+
+static void proc_release_files(struct unwind_tables *t, struct table_proc *p)
+{
+    for (size_t i = 0; i < p->nfiles; i++)
+        file_release(t, p->files[i]);
+    free(p->files);
+    p->files = NULL;
+    p->nfiles = 0;
+}
+
+/* The mapping's entry in the table; its file (held) into files. */
+static void fill_mapping(struct unwind_tables *t, pid_t pid, const struct proc_map *m,
+                         struct offcpu_unwind_mapping *e, struct table_file **files, size_t *nfiles)
+{
+    struct unwind_rows segs = {0};
+    struct table_file *f;
+    uint64_t vaddr;
+
+    *e = (struct offcpu_unwind_mapping){.start = m->start, .end = m->end};
+    if (m->kind != PROC_MAP_FILE)
+        return; /* JIT code, the vdso: frame pointers */
+    f = file_of(t, pid, m);
+    if (!f)
+        return;
+    f->users++;
+    files[(*nfiles)++] = f;
+    memcpy(segs.segs, f->segs, sizeof(segs.segs));
+    segs.nsegs = f->nsegs;
+    if (f->first < 0 || unwind_rows_vaddr(&segs, m->pgoff, &vaddr) < 0)
+        return;
+    e->bias = m->start - vaddr;
+    e->row_first = (uint32_t)f->first;
+    e->row_count = f->count;
+}
+
+int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm)
+{
+    _cleanup_free_ struct table_file **files = NULL;
+    struct offcpu_unwind_process *v = &t->table;
+    struct proc_maps maps = {0};
+    struct table_proc *p;
+    size_t nfiles = 0, i;
+    bool found;
+    int r;
+
+    r = proc_maps_read(pid, &maps);
+    if (r < 0)
+        return r;
+    t->stats.table_reads++;
+    files = calloc(maps.n ? maps.n : 1, sizeof(*files));
+    if (!files) {
+        proc_maps_done(&maps);
+        return -ENOMEM;
+    }
+    *v = (struct offcpu_unwind_process){.mm = mm};
+    for (size_t k = 0; k < maps.n; k++) {
+        if (v->n == OFFCPU_UNWIND_MAPPINGS_MAX) {
+            v->asked = OFFCPU_UNWIND_FULL;
+            t->stats.tables_cut++;
+            break;
+        }
+        fill_mapping(t, pid, &maps.maps[k], &v->maps[v->n++], files, &nfiles);
+    }
+    proc_maps_done(&maps);
+    r = bpf_map_update_elem(t->procs_fd, &pid, v, BPF_ANY) < 0 ? -errno : 0;
+
+    i = sorted_search(t->procs, t->nprocs, sizeof(*t->procs), &pid, compare_proc_to_pid, &found);
+    if (!found && r == 0) {
+        if (array_reserve(&t->procs, &t->procs_cap, t->nprocs + 1, sizeof(*t->procs), 64) < 0) {
+            r = -ENOMEM;
+        } else {
+            memmove(&t->procs[i + 1], &t->procs[i], (t->nprocs - i) * sizeof(*t->procs));
+            t->procs[i] = (struct table_proc){.pid = pid};
+            t->nprocs++;
+            found = true;
+        }
+    }
+    if (!found) {
+        /* not written, or not remembered: then the table must not stay */
+        bpf_map_delete_elem(t->procs_fd, &pid);
+        for (size_t k = 0; k < nfiles; k++)
+            file_release(t, files[k]);
+        return r < 0 ? r : -ENOMEM;
+    }
+    p = &t->procs[i];
+    /* the files of the table it replaces, released after the new one holds
+     * them: a file in both is never unloaded in between */
+    proc_release_files(t, p);
+    p->files = files;
+    files = NULL;
+    p->nfiles = nfiles;
+    t->stats.processes = t->nprocs;
+    return 0;
+}
+
+void unwind_tables_load_all(struct unwind_tables *t)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+
+    if (!d)
+        return;
+    while ((e = readdir(d)))
+        if (isdigit((unsigned char)e->d_name[0]))
+            unwind_tables_load(t, (pid_t)strtol(e->d_name, NULL, 10), 0);
+    closedir(d);
+}
+
+void unwind_tables_count_grace_periods(struct unwind_tables *t, uint64_t n)
+{
+    t->grace_periods = n;
+}
+
+void unwind_tables_begin_pass(struct unwind_tables *t)
+{
+    size_t kept = 0;
+
+    /* Counted when freed as n, the next grace period may have begun before
+     * the free; the one after began later: no walk reads the rows after it. */
+    for (size_t i = 0; i < t->nfreed; i++)
+        if (t->freed[i].at + 2 > t->grace_periods ||
+            row_space_give(&t->space, t->freed[i].run.first, t->freed[i].run.count) < 0)
+            t->freed[kept++] = t->freed[i];
+    t->nfreed = kept;
+    kept = 0;
+    for (size_t i = 0; i < t->nprocs; i++) {
+        struct table_proc *p = &t->procs[i];
+
+        if (kill(p->pid, 0) == 0 || errno != ESRCH) {
+            t->procs[kept++] = *p;
+            continue;
+        }
+        bpf_map_delete_elem(t->procs_fd, &p->pid);
+        proc_release_files(t, p);
+    }
+    t->nprocs = kept;
+    t->stats.processes = t->nprocs;
+}
+
+void unwind_tables_get_stats(const struct unwind_tables *t, struct unwind_tables_stats *ret)
+{
+    *ret = t->stats;
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The unwind tables the BPF walk reads (see bpf/unwind.bpf.h): each file's
+ * rows once in one array shared by every process that maps the file, and per
+ * process a table of its executable mappings naming the rows of each.
+ *
+ * A process's table is read when it is announced (an exec, a first block, an
+ * address or address space its table does not know) and for every process
+ * at start. A file's rows go when no process's table names it any more, and
+ * their room is reused once no walk can still be reading them. Rows that do
+ * not fit in the room given are not loaded, and counted. Each file with rows
+ * is also listed by its identity, for code a process mapped since its table
+ * was read (the walk finds the file through the VMA).
+ */
+#ifndef UNWIND_TABLES_H
+#define UNWIND_TABLES_H
+
+#include <linux/types.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "offcpu.h"
+
+struct unwind_tables;
+
+struct unwind_tables_stats {
+    uint64_t files;             /* files with rows loaded */
+    uint64_t rows;              /* rows they take */
+    uint64_t rows_max;          /* room for rows (unwind-memory) */
+    uint64_t files_without_cfi; /* files read that have none: frame pointers there */
+    uint64_t files_over_budget; /* files whose rows did not fit: frame pointers there */
+    uint64_t processes;         /* processes with a table */
+    uint64_t table_reads;       /* tables read (announcements, start) */
+    uint64_t tables_cut;        /* tables with more mappings than a table holds */
+};
+
+/* rows: the BPF array of rows, mapped (rows_max of them); procs_fd: the BPF
+ * map of tables by pid; files_fd: the BPF map of rows by file. */
+int unwind_tables_new(struct offcpu_unwind_row *rows, uint32_t rows_max, int procs_fd,
+                      int files_fd, struct unwind_tables **ret);
+struct unwind_tables *unwind_tables_free(struct unwind_tables *t);
+
+/* Read the table of process pid, whose address space the BPF side calls mm
+ * (0 when not known: at start). Returns 0 or a negative errno. */
+int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm);
+
+/* Read the tables of every process. */
+void unwind_tables_load_all(struct unwind_tables *t);
+
+/* How many RCU grace periods have ended since start (one per flip): rows
+ * freed are reused once two more have. Call before the calls below. */
+void unwind_tables_count_grace_periods(struct unwind_tables *t, uint64_t n);
+
+/* Now and then (once per drain): reuse the room of rows no walk can still be
+ * reading, and forget processes that are gone. */
+void unwind_tables_begin_pass(struct unwind_tables *t);
+
+void unwind_tables_get_stats(const struct unwind_tables *t, struct unwind_tables_stats *ret);
+
+#endif

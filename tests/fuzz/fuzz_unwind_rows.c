@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Drives bytes as an ELF file through the unwind rows' reading of it: the
+ * program headers, .eh_frame_hdr's table, and libdw's evaluation of the CFI
+ * its FDEs point at. A file mapped by any process on the host reaches this
+ * code, as root: whatever it holds, the answer is rows or an error, and the
+ * rows are sorted, none covering another.
+ */
+#include <gelf.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unwind_rows.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    elf_version(EV_CURRENT);
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *copy = malloc(size ? size : 1); /* libelf may write to its image */
+    struct unwind_rows rows;
+    Elf *elf;
+
+    if (!copy)
+        return 0;
+    memcpy(copy, data, size);
+    elf = elf_memory(copy, size);
+    if (elf && unwind_rows_derive(elf, &rows) == 0) {
+        for (size_t i = 1; i < rows.n; i++)
+            if (rows.rows[i].pc <= rows.rows[i - 1].pc)
+                abort();
+        unwind_rows_done(&rows);
+    }
+    elf_end(elf);
+    free(copy);
+    return 0;
+}

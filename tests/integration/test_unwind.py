@@ -1,0 +1,249 @@
+"""Whole user stacks of stock Debian 12 programs, built without frame pointers.
+(/usr/bin's own: not a python3 of pyenv's, nor anything else PATH may find first.)
+
+Each program runs as installed, blocking where it is known to block (reading a pipe
+fed slowly, writing one drained slowly, sleeping, waiting for a child, a socket), while
+two daemons watch it: one walking from call frame information (the default) and one
+with `unwind = frame-pointer`. The share of its off-CPU time whose user stack reaches
+the thread's entry must be >= 95% with the first and near 0 with the second: the
+measure fails without the unwinder. Every program is a new process, and the copied
+binaries are files no daemon has seen before: both are first runs. The programs run in
+a cgroup of their own, the only one the daemons trace: other work on the machine
+cannot fill the daemons' maps."""
+import os
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import Daemon, cgroup2_mount
+
+# Where a thread begins: glibc's _start (the main thread) and clone3 (every other),
+# whose call frame information marks the return address undefined. A stripped
+# program's _start has no name (sort+0x6580): it is the one caller of __libc_start_main.
+ENTRIES = {"_start", "clone3", "clone"}
+
+
+def reaches_entry(user):
+    return bool(user) and (user[0] in ENTRIES or user[1:2] == ["__libc_start_main"])
+# How far a frame-pointer walk gets through the same programs: 0-1.2% measured, more
+# where a program blocks at its very first instruction (_start, paging in at exec).
+FRAME_POINTER_SHARE_MAX = 0.10
+DWARF_SHARE_MIN = 0.95
+
+PYTHON_WORKLOAD = r"""
+import socket, threading, time
+a, b = socket.socketpair()
+done = threading.Event()
+def sender():
+    for _ in range(15):
+        done.wait(0.04)
+        b.send(b"x")
+    b.close()
+t = threading.Thread(target=sender)
+t.start()
+while a.recv(1):
+    time.sleep(0.02)
+t.join()
+"""
+
+
+CGROUP = cgroup2_mount() / f"offcpud-unwind-{os.getpid()}"
+
+
+@pytest.fixture(scope="module")
+def daemons(tmp_path_factory):
+    home = tmp_path_factory.mktemp("unwind")
+    CGROUP.mkdir()
+    for mode in ("dwarf", "frame-pointer"):
+        (home / mode).mkdir()
+        (home / mode / "offcpud.conf").write_text(f"unwind = {mode}\ntrace-cgroups = {CGROUP}\n")
+    started = [Daemon(home / mode, "--interval", "200ms", "--config",
+                      str(home / mode / "offcpud.conf")) for mode in ("dwarf", "frame-pointer")]
+    yield started
+    for d in started:
+        d.stop()
+    CGROUP.rmdir()
+
+
+def into_cgroup():
+    """Run in the child, before exec: the program is traced from its first block."""
+    (CGROUP / "cgroup.procs").write_text("0\n")
+
+
+def feed_slowly(proc, lines, every=0.04):
+    for line in lines:
+        proc.stdin.write(line)
+        proc.stdin.flush()
+        time.sleep(every)
+    proc.stdin.close()
+
+
+def drain_slowly(proc, chunk=65536, every=0.02):
+    while proc.stdout.read(chunk):
+        time.sleep(every)
+
+
+def run(argv, lines=None, drain=False, cwd=None):
+    """Run argv as a new process, fed lines slowly on stdin (or with stdin closed), its
+    output drained slowly (or dropped); its pid once it has exited."""
+    proc = subprocess.Popen(argv, cwd=cwd, preexec_fn=into_cgroup, stdin=subprocess.PIPE if lines else subprocess.DEVNULL,
+                            stdout=subprocess.PIPE if drain else subprocess.DEVNULL, text=not drain)
+    if lines:
+        feed_slowly(proc, lines)
+    if drain:
+        drain_slowly(proc)
+    assert proc.wait(timeout=60) == 0, argv
+    return proc.pid
+
+
+def entry_share(daemon, pid):
+    """Of the process's off-CPU time, the share in user stacks that reach an entry."""
+    deadline = time.monotonic() + 10
+    while True:
+        stacks = daemon.dump_json("--pid", str(pid), "--since", "120s")["stacks"]
+        total = sum(s["total_ns"] for s in stacks)
+        if total or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert total, f"no off-CPU time of {pid}"
+    whole = sum(s["total_ns"] for s in stacks if reaches_entry(s["user"]))
+    return whole / total, stacks
+
+
+def heaviest(stacks, n=5):
+    return "\n".join(f'{s["total_ns"] // 1000} us: {";".join(s["user"])}'
+                     for s in sorted(stacks, key=lambda s: -s["total_ns"])[:n])
+
+
+def why(daemon, stacks):
+    """The heaviest stacks, and the daemon's counters: what a failure needs to be read."""
+    return f"{heaviest(stacks)}\n{daemon.ctl('status').stdout}"
+
+
+def tree_of_files(root: Path, n=2000):
+    root.mkdir()
+    for i in range(n):
+        d = root / f"d{i // 100}"
+        d.mkdir(exist_ok=True)
+        (d / f"f{i}").write_bytes(bytes(range(256)) * (1 + i % 8))
+    return root
+
+
+def lines(n=30, fmt="{i}\n"):
+    return [fmt.format(i=i) for i in range(n)]
+
+
+WORKLOADS = {
+    # time.sleep, threading.Event.wait, socket recv; a second thread
+    "python3": lambda tmp: run(["/usr/bin/python3", "-c", PYTHON_WORKLOAD]),
+    # read, and wait for a child
+    "bash": lambda tmp: run(["/usr/bin/bash", "-c", "while read -r l; do sleep 0.01 & wait; done"],
+                            lines()),
+    # read, and select as a sleep
+    "perl": lambda tmp: run(["/usr/bin/perl", "-e", "while (<STDIN>) { select(undef, undef, undef, 0.01) }"],
+                            lines()),
+    # blocked writing 2000 files' archive into a pipe drained slowly
+    "tar": lambda tmp: run(["/usr/bin/tar", "cf", "-", "."], drain=True,
+                           cwd=tree_of_files(tmp / "tree")),
+    "gzip": lambda tmp: run(["/usr/bin/gzip", "-c"], lines(fmt="{i} some text to compress\n")),
+    "sort": lambda tmp: run(["/usr/bin/sort"], lines(fmt="{i}\n")),
+    # inserting, one statement at a time, with a sync per transaction
+    "sqlite3": lambda tmp: run(["/usr/bin/sqlite3", str(tmp / "db.sqlite")],
+                               ["PRAGMA synchronous=FULL;\n", "CREATE TABLE t(x);\n",
+                                *lines(fmt="INSERT INTO t VALUES({i});\n")]),
+}
+
+
+@pytest.mark.parametrize("program", sorted(WORKLOADS))
+def test_stock_program_stacks_reach_entry(daemons, program, tmp_path):
+    dwarf, fp = daemons
+    pid = WORKLOADS[program](tmp_path)
+    share, stacks = entry_share(dwarf, pid)
+    assert share >= DWARF_SHARE_MIN, f"{program}: {share:.3f} reach an entry\n{why(dwarf, stacks)}"
+    share, stacks = entry_share(fp, pid)
+    assert share <= FRAME_POINTER_SHARE_MAX, \
+        f"{program} with frame pointers: {share:.3f} reach an entry\n{why(fp, stacks)}"
+
+
+@pytest.mark.parametrize("program", ["gzip", "sort"])
+def test_first_run_of_a_new_binary_is_whole(daemons, program, tmp_path):
+    """A binary no process has mapped before: its rows are read at exec, before it
+    first blocks."""
+    dwarf, _ = daemons
+    copy = tmp_path / f"fresh-{program}"
+    shutil.copy2(f"/usr/bin/{program}", copy)
+    pid = run([str(copy)], lines(fmt="{i} first run\n"))
+    share, stacks = entry_share(dwarf, pid)
+    assert share >= DWARF_SHARE_MIN, f"{share:.3f} reach an entry\n{why(dwarf, stacks)}"
+
+
+def test_thread_stacks_root_at_clone3(daemons):
+    """A Python thread: clone3, then start_thread, then the interpreter."""
+    dwarf, _ = daemons
+    pid = WORKLOADS["python3"](None)
+    _, stacks = entry_share(dwarf, pid)
+    # (a thread preempted at its first instruction, in clone3, has no caller yet)
+    threads = [s for s in stacks if s["user"][:1] == ["clone3"] and len(s["user"]) > 1]
+    assert threads, heaviest(stacks)
+    assert all(s["user"][1] == "start_thread" for s in threads), heaviest(threads)
+
+
+PERF_WORKLOAD = r"""
+import time
+def napper():
+    for _ in range(40):
+        time.sleep(0.01)
+napper()
+"""
+
+
+def perf_user_stacks(data, pid):
+    """Each sched_switch sample of pid in a perf.data: its user frames, root first, as
+    (file name, offset in it); the file is None where perf printed "(inlined)" instead."""
+    out = subprocess.run(["perf", "script", "-i", str(data), "-F", "pid,ip,sym,dso"],
+                         capture_output=True, text=True, check=True).stdout
+    stacks = []
+    for sample in out.split("\n\n"):
+        lines = sample.strip().splitlines()
+        if not lines or int(lines[0].split()[0]) != pid:
+            continue
+        frames = []
+        for line in lines[1:]:
+            ip, rest = line.split(None, 1)
+            dso = rest.rsplit(" (", 1)[1].rstrip(")")
+            if "kernel.kallsyms" not in dso:
+                frames.append((None if dso == "inlined" else Path(dso).name, int(ip, 16)))
+        stacks.append(frames[::-1])
+    return stacks
+
+
+def test_same_callers_as_perf(daemons, tmp_path):
+    """python3 in time.sleep, recorded by perf's own DWARF unwinder (a copy of each
+    sample's user stack, unwound in user space by libdw) at the same sched_switch: the
+    heaviest stack has the very frames, root to leaf, of perf's most frequent stack with
+    that leaf. Compared by file and offset: perf names some frames by other aliases of
+    the same address (__GI___clock_nanosleep, __libc_start_main_impl), and an inlined
+    frame in its place."""
+    dwarf, _ = daemons
+    data = tmp_path / "perf.data"
+    proc = subprocess.Popen(["perf", "record", "-q", "-e", "sched:sched_switch",
+                             "--call-graph", "dwarf,16384", "-o", str(data), "--",
+                             "/usr/bin/python3", "-c", PERF_WORKLOAD], preexec_fn=into_cgroup)
+    assert proc.wait(timeout=120) == 0
+    reply = dwarf.dump_json("--comm", "python3", "--since", "120s", "--group-by", "pid",
+                            "--frame-detail")
+    ours = max(reply["stacks"], key=lambda s: s["total_ns"])
+    assert ours["user"][-1:] == ["clock_nanosleep"], heaviest(reply["stacks"])
+    mine = [(Path(f["module"]).name, f["offset"]) for f in ours["user_frames"]]
+    def same(a, b):
+        return len(a) == len(b) and all(
+            x[1] == y[1] and None in (x[0], y[0]) or x == y for x, y in zip(a, b))
+
+    theirs = [s for s in perf_user_stacks(data, ours["pid"]) if same(s[-1:], mine[-1:])]
+    assert theirs, f"perf has no sample at {mine[-1]}"
+    reference = max(theirs, key=theirs.count)
+    assert same(mine, reference), f"perf: {reference}\nours: {mine}\n{ours['user']}"
