@@ -40,6 +40,7 @@ int main(int argc, char **argv)
 {
     struct timespec now;
     struct ring r;
+    FILE *f;
     int seconds, processes, threads;
     int64_t end;
 
@@ -90,7 +91,8 @@ int main(int argc, char **argv)
         if (ring_push(&r, snap, end) < 0)
             return 1;
     }
-    if (ring_save(&r, argv[1]) < 0) {
+    f = fopen(argv[1], "we");
+    if (!f || ring_save(&r, NULL, 0, f) < 0 || fclose(f) != 0) {
         perror(argv[1]);
         return 1;
     }

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "daemon_call.h"
 #include "duration.h"
+#include "flamegraph_svg.h"
 #include "macro.h"
 #include "protocol.h"
 #include "render.h"
@@ -19,7 +20,8 @@ static void dump_usage(FILE *f)
                "Print off-CPU stacks as folded lines (value: microseconds).\n\n" SELECTION_HELP
                "  --min-total DURATION   drop stacks with less time than this\n"
                "  --group-by FIELDS      keep apart by pid,tid,state,cgroup\n"
-               "  --format folded|json   output format (default folded)\n"
+               "  --format folded|json|svg  output format (default folded; svg: the flame\n"
+               "                         graph of offcpuctl flamegraph)\n"
                "  --frame-detail         with json: each user frame's file, offset, build-id\n");
 }
 
@@ -38,8 +40,10 @@ static int parse_group_by(const char *arg, json_t *params)
     return EXIT_OK;
 }
 
+enum dump_format { FORMAT_FOLDED, FORMAT_JSON, FORMAT_SVG };
+
 /* The options of dump beyond the selection. */
-static int dump_option(int c, char **argv, json_t *params, bool *json_out)
+static int dump_option(int c, char **argv, json_t *params, enum dump_format *format)
 {
     uint64_t ns;
 
@@ -53,11 +57,13 @@ static int dump_option(int c, char **argv, json_t *params, bool *json_out)
         return parse_group_by(optarg, params);
     case 'f':
         if (strcmp(optarg, "json") == 0)
-            *json_out = true;
+            *format = FORMAT_JSON;
         else if (strcmp(optarg, "folded") == 0)
-            *json_out = false;
+            *format = FORMAT_FOLDED;
+        else if (strcmp(optarg, "svg") == 0)
+            *format = FORMAT_SVG;
         else
-            return usage_error("invalid --format '%s' (folded or json)", optarg);
+            return usage_error("invalid --format '%s' (folded, json or svg)", optarg);
         return EXIT_OK;
     case 'F':
         json_object_set_new(params, "frame_detail", json_true());
@@ -90,8 +96,7 @@ int cmd_dump(const struct globals *g, int argc, char **argv)
     };
     json_auto_t *params = json_object();
     json_auto_t *reply = NULL;
-    bool json_out = g->json;
-    char what[256];
+    enum dump_format format = g->json ? FORMAT_JSON : FORMAT_FOLDED;
     int c, r = EXIT_OK;
 
     optind = 1;
@@ -103,20 +108,27 @@ int cmd_dump(const struct globals *g, int argc, char **argv)
         }
         r = selection_option(c, optarg, params);
         if (r == -ENOENT)
-            r = dump_option(c, argv, params, &json_out);
+            r = dump_option(c, argv, params, &format);
     }
     if (r == EXIT_OK && optind < argc)
         r = usage_error("unexpected argument '%s'", argv[optind]);
     /* folded lines have nowhere to put it */
-    if (r == EXIT_OK && !json_out && json_object_get(params, "frame_detail"))
+    if (r == EXIT_OK && format != FORMAT_JSON && json_object_get(params, "frame_detail"))
         r = usage_error("--frame-detail needs --json or --format json");
+    if (r == EXIT_OK && format == FORMAT_SVG) {
+        struct flamegraph_request req = {
+            .colors = SVG_COLOR_FRAMES, .min_px = SVG_MIN_PX, .timeline = true};
+        struct flamegraph_written written;
+
+        if (json_object_get(params, "group_by"))
+            return usage_error("--format svg does not take --group-by");
+        return finish_output(flamegraph_svg(g, params, &req, stdout, &written));
+    }
     if (r == EXIT_OK)
         r = daemon_call(g, "io.offcpud.Dump", params, &reply);
     if (r != EXIT_OK)
         return r;
-    if (json_array_size(json_object_get(reply, "stacks")) == 0) {
-        selection_describe(params, what, sizeof(what));
-        return fail("no off-CPU data%s in that window", what);
-    }
-    return finish_output(print_dump(reply, json_out));
+    if (json_array_size(json_object_get(reply, "stacks")) == 0)
+        return selection_no_data(params, "that window");
+    return finish_output(print_dump(reply, format == FORMAT_JSON));
 }

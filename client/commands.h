@@ -7,5 +7,8 @@
 
 int cmd_dump(const struct globals *g, int argc, char **argv);
 int cmd_status(const struct globals *g, int argc, char **argv);
+int cmd_flamegraph(const struct globals *g, int argc, char **argv);
+int cmd_timeline(const struct globals *g, int argc, char **argv);
+int cmd_diff(const struct globals *g, int argc, char **argv);
 
 #endif

@@ -13,6 +13,9 @@
 static const struct command commands[] = {
     {"dump", cmd_dump, "print off-CPU stacks (folded, or --json)"},
     {"status", cmd_status, "show the daemon's health and figures"},
+    {"flamegraph", cmd_flamegraph, "draw off-CPU stacks as an interactive SVG flame graph"},
+    {"timeline", cmd_timeline, "show off-CPU time per interval and state: when a stall began"},
+    {"diff", cmd_diff, "compare two windows: what grew, what shrank (per second)"},
 };
 
 static void usage(FILE *f)
@@ -20,7 +23,7 @@ static void usage(FILE *f)
     fprintf(f, "Usage: offcpuctl [--socket PATH] [--json] COMMAND [OPTIONS]\n"
                "Query offcpud, the always-on off-CPU profiler.\n\nCommands:\n");
     for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f,
             "\nOptions:\n"
             "  -s, --socket PATH   daemon socket (default $OFFCPUD_SOCKET or %s)\n"

@@ -32,7 +32,7 @@ static void put_frames(FILE *f, const json_t *frames)
     }
 }
 
-static char *folded_line(const json_t *stack)
+char *render_folded_stack(const json_t *stack)
 {
     char *text = NULL;
     size_t size = 0;
@@ -56,14 +56,25 @@ static char *folded_line(const json_t *stack)
     put_frames(f, json_object_get(stack, "user"));
     fputs(";-", f);
     put_frames(f, json_object_get(stack, "kernel"));
-    /* microseconds, rounded: the unit flame graph tools expect from offcputime */
-    fprintf(f, " %lld",
-            (long long)((json_integer_value(json_object_get(stack, "total_ns")) + 500) / 1000));
     if (fclose(f) != 0) {
         free(text);
         return NULL;
     }
     return text;
+}
+
+static char *folded_line(const json_t *stack)
+{
+    _cleanup_free_ char *frames = render_folded_stack(stack);
+    char *line;
+
+    /* microseconds, rounded: the unit flame graph tools expect from offcputime */
+    if (!frames ||
+        asprintf(
+            &line, "%s %lld", frames,
+            (long long)((json_integer_value(json_object_get(stack, "total_ns")) + 500) / 1000)) < 0)
+        return NULL;
+    return line;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -110,7 +121,7 @@ static const char *bytes_text(json_int_t v, char *buf, size_t size)
     return buf;
 }
 
-static const char *ns_text(json_int_t v, char *buf, size_t size)
+const char *render_ns(int64_t v, char *buf, size_t size)
 {
     if (v < 1000000)
         snprintf(buf, size, "%.1fus", v / 1e3);
@@ -121,12 +132,25 @@ static const char *ns_text(json_int_t v, char *buf, size_t size)
     return buf;
 }
 
-static const char *time_text(json_int_t ns, char *buf, size_t size)
+const char *render_time(int64_t ns, char *buf, size_t size)
 {
     time_t t = (time_t)(ns / 1000000000);
     struct tm tm;
 
     strftime(buf, size, "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
+    return buf;
+}
+
+const char *render_window(int64_t start_ns, int64_t end_ns, char *buf, size_t size)
+{
+    char start[32], end[32], length[32];
+
+    render_time(start_ns, start, sizeof(start));
+    render_time(end_ns, end, sizeof(end));
+    render_ns(end_ns - start_ns, length, sizeof(length));
+    /* the day once: windows are minutes long */
+    snprintf(buf, size, "%s to %s (%s)", start, strncmp(start, end, 11) == 0 ? end + 11 : end,
+             length);
     return buf;
 }
 
@@ -167,6 +191,12 @@ int render_status(FILE *f, const json_t *st)
         {"refused_max_clients_per_uid", "refused (per uid)", K_PLAIN},
         {"idle_closed", "closed when idle", K_PLAIN},
         {"reply_too_large", "replies too large", K_PLAIN},
+        {"journal_bytes", "journal size", K_BYTES},
+        {"journal_records", "journal records", K_PLAIN},
+        {"journal_cut_tails", "journal tails cut", K_PLAIN},
+        {"journal_errors", "state file errors", K_PLAIN},
+        {"journal_compactions", "journal compactions", K_PLAIN},
+        {"state_written_bytes", "written to state dir", K_BYTES},
         {"stack_cache", "stack cache", K_BOOL},
         {"stack_cache_hit_rate", "stack cache hits", K_PERCENT},
         {"stack_cache_mismatch_rate", "stack cache mismatches", K_PERCENT},
@@ -197,11 +227,11 @@ int render_status(FILE *f, const json_t *st)
         else if (rows[i].kind == K_BYTES)
             bytes_text(json_integer_value(v), buf, sizeof(buf));
         else if (rows[i].kind == K_NS)
-            ns_text(json_integer_value(v), buf, sizeof(buf));
+            render_ns(json_integer_value(v), buf, sizeof(buf));
         else if (rows[i].kind == K_DURATION)
             duration_format((uint64_t)json_integer_value(v), buf, sizeof(buf));
         else if (rows[i].kind == K_TIME)
-            time_text(json_integer_value(v), buf, sizeof(buf));
+            render_time(json_integer_value(v), buf, sizeof(buf));
         else if (rows[i].kind == K_BOOL)
             text = json_is_true(v) ? "on" : "off";
         else if (rows[i].kind == K_PERCENT)

@@ -98,6 +98,14 @@ int selection_option(int c, const char *arg, json_t *params)
     }
 }
 
+int selection_no_data(const json_t *params, const char *where)
+{
+    char what[256];
+
+    selection_describe(params, what, sizeof(what));
+    return fail("no off-CPU data%s in %s", what, where);
+}
+
 void selection_describe(const json_t *params, char *buf, size_t size)
 {
     static const char *const keys[] = {"pid", "tid", "cgroup", "comm", "state"};

@@ -37,4 +37,8 @@ int selection_option(int c, const char *arg, json_t *params);
 /* " for pid 42 for state D", or " at all": what an empty answer was about. */
 void selection_describe(const json_t *params, char *buf, size_t size);
 
+/* The one-line error of an empty answer: "no off-CPU data for pid 42 in
+ * that window" (where: "that window"). Returns EXIT_ERROR. */
+int selection_no_data(const json_t *params, const char *where);
+
 #endif

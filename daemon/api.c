@@ -16,6 +16,7 @@
 #include "macro.h"
 #include "protocol.h"
 #include "query.h"
+#include "query_timeline.h"
 #include "ring_budget.h"
 #include "drain.h"
 #include "varlink_service.h"
@@ -146,61 +147,86 @@ static json_t *parse_filters(struct daemon *d, json_t *params, struct query *q, 
 }
 
 /* A cgroup asked for must exist now, or have been seen: it may be gone. */
-static bool cgroup_known(struct daemon *d, const char *rel, const struct query_result *res)
+static bool cgroup_known(struct daemon *d, const char *rel, size_t found)
 {
     char path[PATH_MAX];
     struct stat st;
 
-    if (res->n > 0)
+    if (found > 0)
         return true;
     snprintf(path, sizeof(path), "%s%s", cgroups_mount(d->cgroups), rel);
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* The query a Dump or a Timeline asks for: window, filters, and what the
+ * peer may see. */
+static json_t *prepare_query(struct daemon *d, const struct peer *peer, json_t *params,
+                             struct query *q, char *cgroup, size_t cgroup_size)
+{
+    int64_t now = clock_ns(CLOCK_REALTIME);
+    json_t *err;
+
+    *q = (struct query){.uid = -1};
+    err = parse_window(params, now, q);
+    if (!err)
+        err = parse_filters(d, params, q, cgroup, cgroup_size);
+    if (err)
+        return err;
+    if (access_of(&d->access, peer) == ACCESS_OWN)
+        q->uid = peer->uid;
+    q->collapse_kernel = access_kernel_frames_hidden(peer);
+
+    /* a window reaching now includes the generation still being collected:
+     * the last milliseconds before a query are what an incident is about */
+    if (q->end_ns >= now)
+        drain_catch_up(d);
+    return NULL;
+}
+
+/* Why an answer with found records, withheld records of other users, is not
+ * given: nothing the peer may see, or a cgroup that never was; NULL if it is. */
+static json_t *refusal(struct daemon *d, const struct peer *peer, json_t *params,
+                       const struct query *q, size_t found, size_t withheld)
+{
+    if (withheld) {
+        log_notice("uid %u (pid %d) asked for pid %" PRId64 " tid %" PRId64
+                   " cgroup %s: %zu records of other users withheld",
+                   peer->uid, peer->pid, q->pid, q->tid, q->cgroup ?: "any", withheld);
+        if (!found)
+            return vl_error_new("org.varlink.service.PermissionDenied", NULL);
+    }
+    if (q->cgroup && !cgroup_known(d, q->cgroup, found))
+        return vl_error_new(
+            "io.offcpud.CgroupNotFound",
+            json_pack("{s:s}", "path", json_string_value(json_object_get(params, "cgroup"))));
+    return NULL;
+}
+
+static json_t *out_of_memory(void)
+{
+    return vl_error_new("io.offcpud.InvalidRequest",
+                        json_pack("{s:s}", "reason", "out of memory running the query"));
+}
+
 static json_t *method_dump(void *userdata, const struct peer *peer, json_t *params)
 {
     struct daemon *d = userdata;
-    struct query q = {.uid = -1};
+    struct query q;
     struct query_result res;
     char cgroup[PATH_MAX];
-    int64_t now = clock_ns(CLOCK_REALTIME);
     json_t *err, *stacks;
-    int r;
 
-    err = parse_window(params, now, &q);
-    if (!err)
-        err = parse_filters(d, params, &q, cgroup, sizeof(cgroup));
+    err = prepare_query(d, peer, params, &q, cgroup, sizeof(cgroup));
     if (err)
         return err;
     if (json_is_true(json_object_get(params, "frame_detail")))
         q.group_by |= QUERY_GROUP_WHERE;
-    if (access_of(&d->access, peer) == ACCESS_OWN)
-        q.uid = peer->uid;
-    q.collapse_kernel = access_kernel_frames_hidden(peer);
-
-    /* a window reaching now includes the generation still being collected:
-     * the last milliseconds before a query are what an incident is about */
-    if (q.end_ns >= now)
-        drain_catch_up(d);
-
-    r = query_run(&d->ring, &q, &res);
-    if (r < 0)
-        return vl_error_new("io.offcpud.InvalidRequest",
-                            json_pack("{s:s}", "reason", "out of memory running the query"));
-    if (res.withheld) {
-        log_notice("uid %u (pid %d) asked for pid %" PRId64 " tid %" PRId64
-                   " cgroup %s: %zu records of other users withheld",
-                   peer->uid, peer->pid, q.pid, q.tid, q.cgroup ?: "any", res.withheld);
-        if (!res.n) {
-            query_result_done(&res);
-            return vl_error_new("org.varlink.service.PermissionDenied", NULL);
-        }
-    }
-    if (q.cgroup && !cgroup_known(d, q.cgroup, &res)) {
+    if (query_run(&d->ring, &q, &res) < 0)
+        return out_of_memory();
+    err = refusal(d, peer, params, &q, res.n, res.withheld);
+    if (err) {
         query_result_done(&res);
-        return vl_error_new(
-            "io.offcpud.CgroupNotFound",
-            json_pack("{s:s}", "path", json_string_value(json_object_get(params, "cgroup"))));
+        return err;
     }
     stacks = json_array();
     for (size_t i = 0; i < res.n; i++)
@@ -210,6 +236,54 @@ static json_t *method_dump(void *userdata, const struct peer *peer, json_t *para
                                  (json_int_t)res.snapshots, "stacks", stacks),
                        false);
     query_result_done(&res);
+    return err;
+}
+
+static json_t *bucket_json(const struct timeline_result *res, size_t b)
+{
+    json_t *states = json_object();
+
+    for (size_t s = 0; s < TIMELINE_STATES; s++) {
+        char state[2] = {PROTOCOL_STATES[s], '\0'};
+
+        if (res->ns[b][s])
+            json_object_set_new(states, state, json_integer((json_int_t)res->ns[b][s]));
+    }
+    return json_pack("{s:I, s:o}", "start_ns", (json_int_t)(res->start_ns + b * res->bucket_ns),
+                     "states", states);
+}
+
+static json_t *method_timeline(void *userdata, const struct peer *peer, json_t *params)
+{
+    struct daemon *d = userdata;
+    struct query q;
+    struct timeline_result res;
+    char cgroup[PATH_MAX];
+    json_int_t buckets = 60;
+    json_t *err, *a;
+
+    if (json_object_get(params, "buckets") &&
+        (!get_int(params, "buckets", &buckets) || buckets < 1 || buckets > TIMELINE_MAX_BUCKETS))
+        return vl_invalid_parameter("buckets");
+    err = prepare_query(d, peer, params, &q, cgroup, sizeof(cgroup));
+    if (err)
+        return err;
+    if (timeline_run(&d->ring, &q, (size_t)buckets, &res) < 0)
+        return out_of_memory();
+    err = refusal(d, peer, params, &q, res.records, res.withheld);
+    if (err) {
+        timeline_result_done(&res);
+        return err;
+    }
+    a = json_array();
+    for (size_t b = 0; b < res.n; b++)
+        json_array_append_new(a, bucket_json(&res, b));
+    err = vl_reply_new(
+        json_pack("{s:I, s:I, s:I, s:I, s:I, s:o}", "start_ns", (json_int_t)res.start_ns, "end_ns",
+                  (json_int_t)res.end_ns, "bucket_ns", (json_int_t)res.bucket_ns, "snapshots",
+                  (json_int_t)res.snapshots, "records", (json_int_t)res.records, "buckets", a),
+        false);
+    timeline_result_done(&res);
     return err;
 }
 
@@ -262,6 +336,20 @@ static json_t *server_json(struct daemon *d)
                      "refused_max_clients_per_uid", (json_int_t)st.refused_max_clients_per_uid,
                      "idle_closed", (json_int_t)st.idle_closed, "reply_too_large",
                      (json_int_t)st.reply_too_large);
+}
+
+/* The history on disk: what a crash would find. */
+static json_t *journal_json(const struct state_dir *st)
+{
+    bool open = st->journal_fd >= 0;
+
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "journal_bytes",
+                     (json_int_t)(open ? st->journal.bytes : 0), "journal_records",
+                     (json_int_t)(open ? st->journal.records : 0), "journal_cut_tails",
+                     (json_int_t)st->stats.cut_tails, "journal_errors",
+                     (json_int_t)st->stats.errors, "journal_compactions",
+                     (json_int_t)st->stats.compactions, "state_written_bytes",
+                     (json_int_t)st->stats.written_bytes);
 }
 
 /* Who holds the ring's memory: the first to give it up when it is short. */
@@ -318,28 +406,36 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
     json_object_set_new(o, "rss", json_integer((json_int_t)d->stats.rss));
     json_object_set_new(o, "top_cgroups", top_cgroups_json(r));
     json_object_update_new(o, server_json(d));
+    json_object_update_new(o, journal_json(&d->state));
     return vl_reply_new(o, false);
 }
 
+/* Which tasks and which window: the parameters Dump and Timeline share. */
+#define SELECTION_PARAMS                                                                           \
+    {"pid", VL_INT, false}, {"tid", VL_INT, false}, {"cgroup", VL_STRING, false},                  \
+        {"comm", VL_STRING, false}, {"state", VL_STRING, false}, {"since_ns", VL_INT, false},      \
+        {"until_ns", VL_INT, false}, {"start_ns", VL_INT, false},                                  \
+    {                                                                                              \
+        "end_ns", VL_INT, false                                                                    \
+    }
+
 static const struct vl_param dump_params[] = {
-    {"pid", VL_INT, false},
-    {"tid", VL_INT, false},
-    {"cgroup", VL_STRING, false},
-    {"comm", VL_STRING, false},
-    {"state", VL_STRING, false},
-    {"since_ns", VL_INT, false},
-    {"until_ns", VL_INT, false},
-    {"start_ns", VL_INT, false},
-    {"end_ns", VL_INT, false},
+    SELECTION_PARAMS,
     {"min_total_ns", VL_INT, false},
     {"group_by", VL_STRING_ARRAY, false},
     {"frame_detail", VL_BOOL, false},
+    {NULL, 0, false},
+};
+static const struct vl_param timeline_params[] = {
+    SELECTION_PARAMS,
+    {"buckets", VL_INT, false},
     {NULL, 0, false},
 };
 static const struct vl_param no_params[] = {{NULL, 0, false}};
 
 static const struct vl_method methods[] = {
     {"io.offcpud.Dump", dump_params, ACCESS_OWN, method_dump},
+    {"io.offcpud.Timeline", timeline_params, ACCESS_OWN, method_timeline},
     {"io.offcpud.Status", no_params, ACCESS_OWN, method_status},
 };
 

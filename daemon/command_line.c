@@ -22,6 +22,9 @@ static void usage(FILE *f)
             "      --attach MODE          auto, tp_btf or raw_tp (default auto)\n"
             "      --state-directory DIR  keep the ring here across restarts\n"
             "                             (default $STATE_DIRECTORY or /var/lib/offcpud)\n"
+            "      --journal-size SIZE    compact the journal of snapshots at this size\n"
+            "                             (default 64M)\n"
+            "      --journal-sync yes|no  flush each snapshot to disk (default no)\n"
             "      --stack-cache yes|no   reuse stacks of a thread blocking at the same\n"
             "                             place again (default yes)\n"
             "      --socket-group NAME    whose members may connect and read (default offcpu)\n"
@@ -46,6 +49,8 @@ static const struct option long_options[] = {
     {"socket-group", required_argument, NULL, 0x102},
     {"trace-cgroups", required_argument, NULL, 0x103},
     {"metrics-listen", required_argument, NULL, 0x104},
+    {"journal-size", required_argument, NULL, 0x105},
+    {"journal-sync", required_argument, NULL, 0x106},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},

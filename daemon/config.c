@@ -24,6 +24,7 @@ void config_defaults(struct config *c)
     c->interval_ns = 1 * NSEC_PER_SEC;
     c->retention_ns = 15 * 60 * NSEC_PER_SEC;
     c->memory_limit = 256ULL << 20;
+    c->journal_size = 64ULL << 20;
     /* field by field: the reload compares these bytes, padding included */
     c->collector.attach = COLLECTOR_ATTACH_AUTO;
     c->collector.agg_entries = 65536;
@@ -218,6 +219,9 @@ static const struct key keys[] = {
      "must be an absolute path shorter than 108 bytes", NULL},
     {"state-directory", parse_path_key, FIELD(state_dir), 1, PATH_MAX - 33,
      "must be an absolute path", NULL},
+    {"journal-size", parse_size_key, FIELD(journal_size), 1ULL << 20, 1ULL << 40,
+     "must be a size from 1M to 1T, e.g. 64M", NULL},
+    {"journal-sync", parse_bool_key, FIELD(journal_sync), 0, 0, "must be yes or no", NULL},
     {"interval", parse_duration_key, FIELD(interval_ns), 10 * NSEC_PER_MSEC, 3600 * NSEC_PER_SEC,
      "must be a duration from 10ms to 1h, e.g. 1s", NULL},
     {"retention", parse_duration_key, FIELD(retention_ns), NSEC_PER_SEC, UINT64_MAX,

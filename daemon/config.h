@@ -13,6 +13,8 @@
 struct config {
     char socket_path[PATH_MAX];
     char state_dir[PATH_MAX]; /* the ring is kept here across restarts */
+    uint64_t journal_size;    /* bytes the journal may reach before compaction */
+    bool journal_sync;        /* fdatasync after each snapshot journaled */
     uint64_t interval_ns;
     uint64_t retention_ns;
     uint64_t memory_limit;
@@ -23,8 +25,8 @@ struct config {
     uint32_t max_clients;
     uint32_t max_clients_per_uid; /* root exempt */
     uint64_t idle_timeout_ns;
-    uint32_t request_limit; /* bytes of one request */
-    uint64_t output_limit;  /* bytes queued for one client */
+    uint32_t request_limit;   /* bytes of one request */
+    uint64_t output_limit;    /* bytes queued for one client */
     char metrics_listen[128]; /* ADDRESS:PORT of the Prometheus endpoint; empty: none */
     uint32_t metrics_max_cgroups;
 };

@@ -16,6 +16,7 @@
 #include "metrics.h"
 #include "ring.h"
 #include "snapshot_build.h"
+#include "state_dir.h"
 #include "symbolizer.h"
 #include "varlink_server.h"
 
@@ -37,6 +38,7 @@ struct daemon {
     struct symbolizer *sym;
     struct cgroups *cgroups; /* NULL without a cgroup2 mount */
     struct ring ring;
+    struct state_dir state; /* the ring's history on disk */
     struct listen_socket socket;
     struct vl_server_limits limits; /* from cfg, for the server */
     struct access_policy access;    /* from cfg, for the server and the API */

@@ -9,6 +9,7 @@
 #include "macro.h"
 #include "process_memory.h"
 #include "ring_budget.h"
+#include "state_dir.h"
 
 int drain_run(struct daemon *d)
 {
@@ -38,6 +39,8 @@ int drain_run(struct daemon *d)
         snapshot_free(&d->ring.intern, snap);
         return log_error_errno(r, "keeping a snapshot: %s", strerror(-r));
     }
+    /* the newest stays in the ring, whatever the push evicted */
+    state_dir_journal(d, snap);
     /* what was given up goes back to the system: the allocator would keep it */
     if (ring_memory(&d->ring) < before)
         malloc_trim(0);

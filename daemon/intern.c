@@ -120,6 +120,7 @@ static uint32_t blob_intern(struct blobtab *t, const void *data, uint32_t len, b
         return 0;
     }
     b->hash = hash;
+    b->serial = ++t->serials;
     b->refs = 1;
     b->len = len;
     memcpy(b->data, data, len);
@@ -251,6 +252,21 @@ const uint32_t *intern_stack_get(const struct intern *in, uint32_t id, uint32_t 
 
     *nframes = b ? b->len / sizeof(uint32_t) : 0;
     return b ? (const uint32_t *)b->data : NULL;
+}
+
+static uint64_t serial_of(const struct blobtab *t, uint32_t id)
+{
+    return id && id < t->nslots && t->slots[id] ? t->slots[id]->serial : 0;
+}
+
+uint64_t intern_string_serial(const struct intern *in, uint32_t id)
+{
+    return serial_of(&in->strings, id);
+}
+
+uint64_t intern_stack_serial(const struct intern *in, uint32_t id)
+{
+    return serial_of(&in->stacks, id);
 }
 
 size_t intern_stack_share(const struct intern *in, uint32_t id)

@@ -13,6 +13,7 @@
 
 struct blob {
     uint64_t hash;
+    uint64_t serial; /* unique in its table for good: tells a reused id's new content apart */
     uint32_t refs;
     uint32_t len; /* bytes of data */
     char data[];  /* strings are NUL-terminated (not counted in len) */
@@ -28,7 +29,8 @@ struct blobtab {
     uint32_t *index;     /* open addressing: ids, 0 = empty */
     uint32_t index_size; /* power of two */
     uint32_t count;
-    size_t bytes; /* memory held, for the ring's limit */
+    uint64_t serials; /* handed out so far */
+    size_t bytes;     /* memory held, for the ring's limit */
 };
 
 struct intern {
@@ -51,6 +53,11 @@ void intern_stack_unref(struct intern *in, uint32_t id);
 
 const char *intern_string_get(const struct intern *in, uint32_t id);
 const uint32_t *intern_stack_get(const struct intern *in, uint32_t id, uint32_t *nframes);
+
+/* The serial of what id holds now (0 for none): an id freed and handed out
+ * again gets another, so a copy kept elsewhere (the journal) knows it is stale. */
+uint64_t intern_string_serial(const struct intern *in, uint32_t id);
+uint64_t intern_stack_serial(const struct intern *in, uint32_t id);
 
 size_t intern_bytes(const struct intern *in);
 

@@ -159,6 +159,8 @@ static void reload(struct loop *l)
     d->cfg.interval_ns = fresh.interval_ns;
     d->cfg.retention_ns = fresh.retention_ns;
     d->cfg.memory_limit = fresh.memory_limit;
+    d->cfg.journal_size = fresh.journal_size;
+    d->cfg.journal_sync = fresh.journal_sync;
     d->cfg.max_clients = fresh.max_clients;
     d->cfg.max_clients_per_uid = fresh.max_clients_per_uid;
     d->cfg.idle_timeout_ns = fresh.idle_timeout_ns;

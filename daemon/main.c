@@ -89,10 +89,11 @@ static int start(struct daemon *d)
     d->started_mono_ns = clock_ns(CLOCK_MONOTONIC);
     d->last_drain_mono_ns = d->started_mono_ns;
     ring_init(&d->ring, d->cfg.retention_ns, d->cfg.memory_limit);
-    state_dir_restore(d);
-    lifecycle_apply_settings(d);
+    /* before the restore, which gives them back their totals */
     if (*d->cfg.metrics_listen && metrics_new(d->cfg.metrics_max_cgroups, &d->metrics) < 0)
         return log_error_errno(ENOMEM, "setting up the metrics: out of memory");
+    state_dir_restore(d);
+    lifecycle_apply_settings(d);
     r = symbolizer_new(&d->sym);
     if (r < 0)
         return log_error_errno(r, "setting up the symbolizer: %s", strerror(-r));
@@ -130,6 +131,7 @@ static void stop(struct daemon *d)
     d->server = vl_server_free(d->server);
     listen_socket_close(&d->socket);
     d->collector = collector_free(d->collector);
+    state_dir_close(&d->state);
     ring_done(&d->ring);
     d->cgroups = cgroups_free(d->cgroups);
     d->sym = symbolizer_free(d->sym);
@@ -139,7 +141,7 @@ static void stop(struct daemon *d)
 
 int main(int argc, char **argv)
 {
-    struct daemon d = {.epfd = -1, .socket = {.fd = -1}};
+    struct daemon d = {.epfd = -1, .socket = {.fd = -1}, .state = STATE_DIR_INIT};
     int r;
 
     log_setup();

@@ -12,8 +12,6 @@
 #include "macro.h"
 #include "protocol.h"
 
-#define NSTATES (sizeof(PROTOCOL_STATES) - 1)
-
 /* Recent time halves in a minute: what ranks cgroups for a series of their own. */
 #define HALF_LIFE_NS (60 * NSEC_PER_SEC)
 /* A folded cgroup takes the place of the least of those with a series only
@@ -22,15 +20,10 @@
 /* Cgroups remembered besides those with a series (then the least are forgotten). */
 #define REMEMBERED(max) (4 * (size_t)(max) + 64)
 
-struct counters {
-    uint64_t ns[NSTATES];
-    uint64_t switches[NSTATES];
-};
-
 struct series {
     char *cgroup; /* path below the cgroup2 mount, "" when unknown */
     char unit[256];
-    struct counters c;
+    struct metrics_counters c;
     double recent;  /* ns, decayed */
     uint64_t fresh; /* ns in the snapshot being added */
     bool exported;  /* has a series of its own; else its time goes to "other" */
@@ -39,7 +32,7 @@ struct series {
 struct metrics {
     struct series **series; /* sorted by cgroup */
     size_t n, cap;
-    struct counters other;
+    struct metrics_counters other;
     uint32_t max_cgroups;
 };
 
@@ -60,12 +53,19 @@ static void series_free(struct series *s)
     free(s);
 }
 
+void metrics_reset(struct metrics *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        series_free(m->series[i]);
+    m->n = 0;
+    memset(&m->other, 0, sizeof(m->other));
+}
+
 struct metrics *metrics_free(struct metrics *m)
 {
     if (!m)
         return NULL;
-    for (size_t i = 0; i < m->n; i++)
-        series_free(m->series[i]);
+    metrics_reset(m);
     free(m->series);
     free(m);
     return NULL;
@@ -141,11 +141,11 @@ static struct series *series_get(struct metrics *m, const char *path)
     return s;
 }
 
-static int state_index(char state)
+int metrics_state_index(char state)
 {
     const char *p = state ? strchr(PROTOCOL_STATES, state) : NULL;
 
-    return p ? (int)(p - PROTOCOL_STATES) : (int)NSTATES - 1; /* '?' */
+    return p ? (int)(p - PROTOCOL_STATES) : (int)METRICS_NSTATES - 1; /* '?' */
 }
 
 /* The exported series with the least recent time, and the folded one with
@@ -232,14 +232,48 @@ int metrics_add(struct metrics *m, const struct snapshot *snap, const struct int
     rank(m);
     for (uint32_t i = 0; i < snap->n; i++) {
         const struct record *r = &snap->records[i];
-        struct counters *c = of[i] && of[i]->exported ? &of[i]->c : &m->other;
-        int st = state_index(r->state);
+        struct metrics_counters *c = of[i] && of[i]->exported ? &of[i]->c : &m->other;
+        int st = metrics_state_index(r->state);
 
         c->ns[st] += r->total_ns;
         c->switches[st] += r->count;
     }
     free(of);
     forget(m);
+    return 0;
+}
+
+size_t metrics_series_count(const struct metrics *m)
+{
+    return m->n + 1;
+}
+
+void metrics_series_at(const struct metrics *m, size_t i, struct metrics_series_state *ret)
+{
+    if (i == m->n) {
+        *ret = (struct metrics_series_state){.c = m->other};
+        return;
+    }
+    *ret = (struct metrics_series_state){.cgroup = m->series[i]->cgroup,
+                                         .c = m->series[i]->c,
+                                         .recent = m->series[i]->recent,
+                                         .exported = m->series[i]->exported};
+}
+
+int metrics_series_restore(struct metrics *m, const struct metrics_series_state *st)
+{
+    struct series *s;
+
+    if (!st->cgroup) {
+        m->other = st->c;
+        return 0;
+    }
+    s = series_get(m, st->cgroup);
+    if (!s)
+        return -ENOMEM;
+    s->c = st->c;
+    s->recent = st->recent;
+    s->exported = st->exported;
     return 0;
 }
 
@@ -270,9 +304,9 @@ void metrics_write_label(FILE *f, const char *s)
 }
 
 static void write_series(FILE *f, const char *metric, const char *unit, const char *cgroup,
-                         const struct counters *c, bool seconds)
+                         const struct metrics_counters *c, bool seconds)
 {
-    for (size_t st = 0; st < NSTATES; st++) {
+    for (size_t st = 0; st < METRICS_NSTATES; st++) {
         if (!c->switches[st] && !c->ns[st])
             continue;
         fprintf(f, "%s{unit=\"", metric);

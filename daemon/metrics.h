@@ -15,21 +15,54 @@
 #ifndef METRICS_H
 #define METRICS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "intern.h"
+#include "protocol.h"
 #include "ring.h"
 
 struct metrics;
 
+#define METRICS_NSTATES (sizeof(PROTOCOL_STATES) - 1)
+
+/* A series' totals, by task state in PROTOCOL_STATES order. */
+struct metrics_counters {
+    uint64_t ns[METRICS_NSTATES];
+    uint64_t switches[METRICS_NSTATES];
+};
+
 int metrics_new(uint32_t max_cgroups, struct metrics **ret);
 struct metrics *metrics_free(struct metrics *m);
+
+/* Back to no series at all, as if new. */
+void metrics_reset(struct metrics *m);
 
 void metrics_set_max_cgroups(struct metrics *m, uint32_t max_cgroups);
 
 /* Count what a drained snapshot holds (its strings from in). */
 int metrics_add(struct metrics *m, const struct snapshot *s, const struct intern *in);
+
+/* The index of a task state in PROTOCOL_STATES; '?' for one not there. */
+int metrics_state_index(char state);
+
+/* What a series holds, for the state files: the counters stay monotonic
+ * across a restart only if they outlive the process. */
+struct metrics_series_state {
+    const char *cgroup; /* NULL for cgroup="other" */
+    struct metrics_counters c;
+    double recent; /* ns, decayed: what ranks it */
+    bool exported;
+};
+
+/* Every series, "other" last. */
+size_t metrics_series_count(const struct metrics *m);
+void metrics_series_at(const struct metrics *m, size_t i, struct metrics_series_state *ret);
+
+/* Give a series (of a fresh m) what a previous instance counted. */
+int metrics_series_restore(struct metrics *m, const struct metrics_series_state *s);
 
 /* The cgroups whose time goes to "other" now. */
 uint32_t metrics_folded(const struct metrics *m);

@@ -15,7 +15,7 @@ static bool in_cgroup(const char *path, const char *want)
     return strncmp(path, want, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-static bool record_matches(const struct ring *r, const struct query *q, const struct record *rec)
+bool query_record_matches(const struct ring *r, const struct query *q, const struct record *rec)
 {
     if (q->pid >= 0 && rec->tgid != q->pid)
         return false;
@@ -29,6 +29,20 @@ static bool record_matches(const struct ring *r, const struct query *q, const st
         (!rec->cgroup || !in_cgroup(intern_string_get(&r->intern, rec->cgroup), q->cgroup)))
         return false;
     return true;
+}
+
+bool query_snapshot_in_window(const struct query *q, const struct snapshot *s)
+{
+    return s->end_ns > q->start_ns && s->end_ns <= q->end_ns;
+}
+
+void query_cover(int64_t *start_ns, int64_t *end_ns, size_t *n, const struct snapshot *s)
+{
+    if (!*n || s->start_ns < *start_ns)
+        *start_ns = s->start_ns;
+    if (!*n || s->end_ns > *end_ns)
+        *end_ns = s->end_ns;
+    ++*n;
 }
 
 static void row_from_record(struct query_row *row, const struct record *rec, const struct query *q)
@@ -85,15 +99,11 @@ static int collect(const struct ring *r, const struct query *q, struct query_res
     for (size_t s = 0; s < r->n; s++) {
         const struct snapshot *snap = r->snaps[s];
 
-        if (snap->end_ns <= q->start_ns || snap->end_ns > q->end_ns)
+        if (!query_snapshot_in_window(q, snap))
             continue;
-        if (!res->snapshots || snap->start_ns < res->start_ns)
-            res->start_ns = snap->start_ns;
-        if (!res->snapshots || snap->end_ns > res->end_ns)
-            res->end_ns = snap->end_ns;
-        res->snapshots++;
+        query_cover(&res->start_ns, &res->end_ns, &res->snapshots, snap);
         for (uint32_t i = 0; i < snap->n; i++) {
-            if (!record_matches(r, q, &snap->records[i]))
+            if (!query_record_matches(r, q, &snap->records[i]))
                 continue;
             if (q->uid >= 0 && snap->records[i].uid != q->uid) {
                 res->withheld++;

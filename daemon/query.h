@@ -48,6 +48,15 @@ struct query_result {
     int64_t start_ns, end_ns; /* what the chosen snapshots cover */
 };
 
+/* Whether snapshot s belongs to q's window (by its end). */
+bool query_snapshot_in_window(const struct query *q, const struct snapshot *s);
+
+/* Widens [*start_ns, *end_ns), what *n snapshots cover, to cover s too; counts it. */
+void query_cover(int64_t *start_ns, int64_t *end_ns, size_t *n, const struct snapshot *s);
+
+/* Whether rec is of the tasks q selects (its uid aside). */
+bool query_record_matches(const struct ring *r, const struct query *q, const struct record *rec);
+
 int query_run(const struct ring *r, const struct query *q, struct query_result *res);
 void query_result_done(struct query_result *res);
 

@@ -37,7 +37,8 @@ struct resolved {
 static struct resolved intern_frames(struct builder *b, const struct offcpu_stack *s,
                                      const struct offcpu_key *k)
 {
-    const struct named_frame *named[OFFCPU_USER_DEPTH];
+    /* copies: the cache's entries move when it grows, within this loop */
+    struct named_frame named[OFFCPU_USER_DEPTH];
     uint32_t names[OFFCPU_USER_DEPTH + 1], wheres[2 * (OFFCPU_USER_DEPTH + 1)];
     uint32_t unknown[3] = {0}, n = 0, out = 0;
     struct resolved ret = {0};
@@ -69,12 +70,12 @@ static struct resolved intern_frames(struct builder *b, const struct offcpu_stac
             }
             break;
         }
-        named[n++] = f;
+        named[n++] = *f;
     }
     for (uint32_t i = n; i-- > 0; out++) {
-        names[out] = named[i]->name;
-        wheres[2 * out] = named[i]->offset;
-        wheres[2 * out + 1] = named[i]->file;
+        names[out] = named[i].name;
+        wheres[2 * out] = named[i].offset;
+        wheres[2 * out + 1] = named[i].file;
     }
     ret.names = intern_stack(b->in, names, out);
     if (!s->kernel)

@@ -2,63 +2,336 @@
 #include "state_dir.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
+#include "daemon.h"
 #include "drain.h"
 #include "log.h"
 #include "macro.h"
+#include "owned_files.h"
 #include "persist.h"
 #include "ring_budget.h"
 
-static void state_path(const struct daemon *d, char *buf, size_t size)
+#define RING_TMP    PERSIST_FILE ".tmp"
+#define JOURNAL_TMP JOURNAL_FILE ".tmp"
+
+/* What a state file may weigh: a ring at twice the limit (the limit may have
+ * been lowered since), a full journal, and slack for names. */
+static size_t read_limit(const struct daemon *d)
 {
-    snprintf(buf, size, "%s/%s", d->cfg.state_dir, PERSIST_FILE);
+    return 2 * d->cfg.memory_limit + d->cfg.journal_size + (64u << 20);
 }
 
-/* What the previous instance saw: its snapshots, if the file can be trusted. */
-void state_dir_restore(struct daemon *d)
+/* A write that failed: counted, and said once until writes work again. */
+static void write_failed(struct daemon *d, const char *name, int err)
 {
-    char path[PATH_MAX + 16], aside[PATH_MAX + 64];
+    d->state.stats.errors++;
+    if (!d->state.failing)
+        log_warning("writing %s/%s: %s; until this is fixed, a crash loses history",
+                    d->cfg.state_dir, name, strerror(-err));
+    d->state.failing = true;
+}
+
+static void write_worked(struct daemon *d)
+{
+    if (d->state.failing)
+        log_info("writes to %s work again", d->cfg.state_dir);
+    d->state.failing = false;
+}
+
+static int pwrite_all(int fd, const void *data, size_t len, off_t offset)
+{
+    const char *p = data;
+
+    while (len > 0) {
+        ssize_t n = pwrite(fd, p, len, offset);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? -errno : -EIO;
+        p += n;
+        len -= n;
+        offset += n;
+    }
+    return 0;
+}
+
+/* The ring whole, holding the current journal's snapshots too. */
+static int write_ring(struct daemon *d)
+{
+    struct state_dir *st = &d->state;
+    int fd = owned_file_create(st->dirfd, RING_TMP), r;
+    FILE *f;
+
+    if (fd < 0)
+        return fd;
+    f = fdopen(fd, "w");
+    if (!f) {
+        r = -errno;
+        close(fd);
+        unlinkat(st->dirfd, RING_TMP, 0);
+        return r;
+    }
+    setvbuf(f, NULL, _IOFBF, 1 << 16);
+    r = ring_save(&d->ring, d->metrics, st->journal.generation, f);
+    if (r == 0)
+        r = owned_file_commit(st->dirfd, fd, RING_TMP, PERSIST_FILE);
+    else
+        unlinkat(st->dirfd, RING_TMP, 0);
+    st->stats.written_bytes += ftell(f) > 0 ? (uint64_t)ftell(f) : 0;
+    if (r == 0)
+        st->ring_file_bytes = ftell(f);
+    fclose(f);
+    return r;
+}
+
+/* A new, empty journal of this generation in place of the old one. */
+static int begin_journal(struct daemon *d, uint64_t generation)
+{
+    struct state_dir *st = &d->state;
+    unsigned char header[JOURNAL_HEADER_SIZE];
+    int fd, r;
+
+    if (st->journal_fd >= 0)
+        close(st->journal_fd);
+    st->journal_fd = -1;
+    /* the generation counts even without a file: the ring file says it
+     * holds it, so that no older journal is ever replayed again */
+    journal_writer_init(&st->journal, generation, header);
+    fd = owned_file_create(st->dirfd, JOURNAL_TMP);
+    if (fd < 0)
+        return fd;
+    r = pwrite_all(fd, header, sizeof(header), 0);
+    if (r == 0)
+        r = owned_file_commit(st->dirfd, fd, JOURNAL_TMP, JOURNAL_FILE);
+    else
+        unlinkat(st->dirfd, JOURNAL_TMP, 0);
+    if (r < 0) {
+        close(fd);
+        return r;
+    }
+    st->journal_fd = fd;
+    st->stats.written_bytes += sizeof(header);
+    return 0;
+}
+
+/* The journal is full: the ring file takes everything, and a journal of the
+ * next generation begins. Until that works, the old journal stays. */
+static void compact(struct daemon *d)
+{
+    struct state_dir *st = &d->state;
+    int r = write_ring(d);
+
+    if (r == 0) {
+        r = begin_journal(d, st->journal.generation + 1);
+        if (r < 0)
+            write_failed(d, JOURNAL_FILE, r);
+    } else {
+        write_failed(d, PERSIST_FILE, r);
+    }
+    if (r == 0) {
+        st->stats.compactions++;
+        write_worked(d);
+    }
+}
+
+/* The journal's bound: journal-size, or the ring file's size if larger, so
+ * that rewriting the ring file at compaction never writes more than the
+ * journal did since the last one (a busy ring would else be written over
+ * and over, for each journal-size of records). */
+static uint64_t journal_bound(const struct daemon *d)
+{
+    return d->cfg.journal_size > d->state.ring_file_bytes ? d->cfg.journal_size
+                                                          : d->state.ring_file_bytes;
+}
+
+void state_dir_journal(struct daemon *d, const struct snapshot *s)
+{
+    struct state_dir *st = &d->state;
+    _cleanup_free_ char *buf = NULL;
+    size_t len;
     int r;
 
-    state_path(d, path, sizeof(path));
-    r = ring_load(&d->ring, path, 2 * d->cfg.memory_limit + (64u << 20));
-    if (r == -ENOENT)
+    if (st->journal_fd < 0)
         return;
+    r = journal_encode(&st->journal, &d->ring.intern, s, &buf, &len);
     if (r < 0) {
-        /* kept for a post-mortem, but never read again */
-        snprintf(aside, sizeof(aside), "%s.untrusted-%lld", path,
-                 (long long)(clock_ns(CLOCK_REALTIME) / NSEC_PER_SEC));
-        rename(path, aside);
-        log_warning("%s cannot be trusted (%s): set aside as %s", path, strerror(-r), aside);
-        ring_done(&d->ring);
-        ring_init(&d->ring, d->cfg.retention_ns, d->cfg.memory_limit);
+        write_failed(d, JOURNAL_FILE, r);
         return;
     }
-    ring_budget_make_room(&d->ring, 0);
-    ring_expire(&d->ring, clock_ns(CLOCK_REALTIME));
-    log_info("restored %zu snapshots from %s", d->ring.n, path);
+    if (st->journal.bytes + len > journal_bound(d)) {
+        journal_not_written(&st->journal);
+        compact(d);
+        return;
+    }
+    r = pwrite_all(st->journal_fd, buf, len, st->journal.bytes);
+    if (r == 0 && d->cfg.journal_sync && fdatasync(st->journal_fd) < 0)
+        r = -errno;
+    if (r < 0) {
+        /* a torn record would end the journal for the reader: away with it */
+        if (ftruncate(st->journal_fd, st->journal.bytes) < 0)
+            log_warning("cutting %s/%s: %s", d->cfg.state_dir, JOURNAL_FILE, strerror(errno));
+        journal_not_written(&st->journal);
+        write_failed(d, JOURNAL_FILE, r);
+        return;
+    }
+    journal_written(&st->journal, len);
+    st->stats.written_bytes += len;
+    write_worked(d);
 }
 
-/* At exit: the last interval too, then the ring, for the next instance. */
+/* A file that cannot be used: refused with one line, and kept aside for a
+ * post-mortem, never read again. */
+static void refuse(struct daemon *d, const char *name, const char *why)
+{
+    char aside[NAME_MAX + 1];
+
+    d->state.stats.errors++;
+    if (owned_file_set_aside(d->state.dirfd, name, aside, sizeof(aside)) == 0)
+        log_warning("%s/%s cannot be trusted (%s): set aside as %s", d->cfg.state_dir, name, why,
+                    aside);
+    else
+        log_warning("%s/%s cannot be trusted (%s), nor set aside: %s", d->cfg.state_dir, name, why,
+                    strerror(errno));
+}
+
+static void reset_history(struct daemon *d)
+{
+    ring_done(&d->ring);
+    ring_init(&d->ring, d->cfg.retention_ns, d->cfg.memory_limit);
+    if (d->metrics)
+        metrics_reset(d->metrics);
+}
+
+/* The ring file; the last journal generation it holds. */
+static uint64_t restore_ring(struct daemon *d)
+{
+    _cleanup_free_ unsigned char *buf = NULL;
+    char why[OWNED_WHY_MAX];
+    uint64_t generation = 0;
+    size_t len;
+    int r;
+
+    r = owned_file_read(d->state.dirfd, PERSIST_FILE, read_limit(d), &buf, &len, why);
+    if (r == -ENOENT)
+        return 0;
+    if (r == 0) {
+        d->state.ring_file_bytes = len;
+        r = ring_load(&d->ring, d->metrics, buf, len, &generation);
+        snprintf(why, sizeof(why), "%s",
+                 r == -EBADMSG ? "corrupt, foreign or of another version" : strerror(-r));
+    }
+    if (r < 0) {
+        refuse(d, PERSIST_FILE, why);
+        reset_history(d);
+        return 0;
+    }
+    return generation;
+}
+
+/* The journal over it; its generation, or the ring file's if later. Whether
+ * anything was replayed, which calls for a compaction. */
+static bool replay_journal(struct daemon *d, uint64_t *generation)
+{
+    _cleanup_free_ unsigned char *buf = NULL;
+    struct journal_replay out;
+    char why[OWNED_WHY_MAX];
+    size_t len;
+    int r;
+
+    r = owned_file_read(d->state.dirfd, JOURNAL_FILE, read_limit(d), &buf, &len, why);
+    if (r == -ENOENT)
+        return false;
+    if (r == 0 && journal_replay(&d->ring, d->metrics, buf, len, *generation, &out) < 0) {
+        snprintf(why, sizeof(why), "not a journal of this version");
+        r = -EBADMSG;
+    }
+    if (r < 0) {
+        refuse(d, JOURNAL_FILE, why);
+        return false;
+    }
+    if (out.cut_bytes) {
+        d->state.stats.cut_tails++;
+        log_warning("%s/%s: cut a torn tail of %" PRIu64 " bytes after %" PRIu64 " records",
+                    d->cfg.state_dir, JOURNAL_FILE, out.cut_bytes, out.records);
+    }
+    if (out.error) {
+        d->state.stats.errors++;
+        log_warning("%s/%s: record %" PRIu64 " does not read (%s): the records before it are kept",
+                    d->cfg.state_dir, JOURNAL_FILE, out.records + 1, strerror(-out.error));
+    }
+    if (out.generation > *generation)
+        *generation = out.generation;
+    return out.records > 0;
+}
+
+void state_dir_restore(struct daemon *d)
+{
+    struct state_dir *st = &d->state;
+    char why[OWNED_WHY_MAX];
+    unsigned char header[JOURNAL_HEADER_SIZE];
+    uint64_t generation;
+    bool from_ring, replayed;
+    int r;
+
+    st->dirfd = owned_dir_open(d->cfg.state_dir, why);
+    if (st->dirfd < 0) {
+        st->stats.errors++;
+        log_warning("state directory %s %s: history is not kept", d->cfg.state_dir, why);
+        return;
+    }
+    generation = restore_ring(d);
+    from_ring = d->ring.n > 0;
+    replayed = replay_journal(d, &generation);
+    ring_budget_make_room(&d->ring, 0);
+    ring_expire(&d->ring, clock_ns(CLOCK_REALTIME));
+    if (d->ring.n)
+        log_info("restored %zu snapshots from %s/%s", d->ring.n, d->cfg.state_dir,
+                 !replayed   ? PERSIST_FILE
+                 : from_ring ? PERSIST_FILE " and " JOURNAL_FILE
+                             : JOURNAL_FILE);
+    /* what the journal gave back goes into the ring file, under the
+     * generation of the journal it came from; then a journal after both */
+    journal_writer_init(&st->journal, generation, header);
+    if (replayed) {
+        compact(d);
+        return;
+    }
+    r = begin_journal(d, generation + 1);
+    if (r < 0)
+        write_failed(d, JOURNAL_FILE, r);
+}
+
 void state_dir_save(struct daemon *d)
 {
-    char path[PATH_MAX + 16];
+    struct state_dir *st = &d->state;
     int r;
 
     drain_run(d);
-    if (mkdir(d->cfg.state_dir, 0700) < 0 && errno != EEXIST) {
-        log_warning("cannot create %s: %s; the ring is not kept", d->cfg.state_dir,
-                    strerror(errno));
+    if (st->dirfd < 0)
+        return;
+    r = write_ring(d);
+    if (r < 0) {
+        log_warning("saving the ring to %s/%s: %s", d->cfg.state_dir, PERSIST_FILE, strerror(-r));
         return;
     }
-    state_path(d, path, sizeof(path));
-    r = ring_save(&d->ring, path);
-    if (r < 0)
-        log_warning("saving the ring to %s: %s", path, strerror(-r));
-    else
-        log_info("saved %zu snapshots to %s", d->ring.n, path);
+    /* the ring file holds it all now */
+    unlinkat(st->dirfd, JOURNAL_FILE, 0);
+    log_info("saved %zu snapshots to %s/%s", d->ring.n, d->cfg.state_dir, PERSIST_FILE);
+}
+
+void state_dir_close(struct state_dir *st)
+{
+    if (st->journal_fd >= 0)
+        close(st->journal_fd);
+    if (st->dirfd >= 0)
+        close(st->dirfd);
+    journal_writer_done(&st->journal);
+    *st = (struct state_dir)STATE_DIR_INIT;
 }

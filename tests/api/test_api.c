@@ -144,6 +144,74 @@ static void check_dump(void)
     json_decref(r);
 }
 
+/* The ns of state in a Timeline reply's buckets, summed; *n their count. */
+static long long timeline_ns(const json_t *reply, const char *state, size_t *n)
+{
+    json_t *buckets = json_object_get(json_object_get(reply, "parameters"), "buckets"), *b;
+    long long sum = 0;
+    size_t i;
+
+    *n = json_array_size(buckets);
+    json_array_foreach(buckets, i, b) sum +=
+        json_integer_value(json_object_get(json_object_get(b, "states"), state));
+    return sum;
+}
+
+static long long first_bucket_ns(const json_t *reply, const char *state)
+{
+    json_t *b = json_array_get(json_object_get(json_object_get(reply, "parameters"), "buckets"), 0);
+
+    return json_integer_value(json_object_get(json_object_get(b, "states"), state));
+}
+
+static void check_timeline(void)
+{
+    json_t *r;
+    size_t n;
+
+    r = call(&root, "io.offcpud.Timeline", "{\"buckets\": 10}");
+    CHECK(!error_of(r) && timeline_ns(r, "D", &n) == 20000000 && n == 10 &&
+              timeline_ns(r, "S", &n) == 20000000 && first_bucket_ns(r, "S") == 2000000,
+          "ten 1 s buckets: 2 ms of D and 2 ms of S in each");
+    json_decref(r);
+
+    r = call(&root, "io.offcpud.Timeline", "{\"buckets\": 3, \"state\": \"D\"}");
+    CHECK(!error_of(r) && timeline_ns(r, "D", &n) == 20000000 && n == 3 &&
+              !timeline_ns(r, "S", &n) && first_bucket_ns(r, "D") == 6666666,
+          "three buckets of 3.33 s: a snapshot across two is split, none of it lost (%lld)",
+          first_bucket_ns(r, "D"));
+    json_decref(r);
+
+    r = call(&root, "io.offcpud.Timeline", "{\"buckets\": 1000, \"since_ns\": 4000000000}");
+    CHECK(!error_of(r) && timeline_ns(r, "S", &n) == 8000000 && n == 4,
+          "never finer than a snapshot: 4 buckets for 4 snapshots (%zu)", n);
+    json_decref(r);
+
+    r = call(&member, "io.offcpud.Timeline", "{}");
+    CHECK(!error_of(r) && timeline_ns(r, "S", &n) == 20000000 && !timeline_ns(r, "D", &n),
+          "a member's timeline holds only its own processes");
+    json_decref(r);
+
+    r = call(&member, "io.offcpud.Timeline", "{\"pid\": 100}");
+    CHECK(is_error(r, "org.varlink.service.PermissionDenied"),
+          "a member asking for root's process is refused");
+    json_decref(r);
+
+    r = call(&stranger, "io.offcpud.Timeline", "{}");
+    CHECK(is_error(r, "org.varlink.service.PermissionDenied"), "a stranger may not ask");
+    json_decref(r);
+
+    r = call(&root, "io.offcpud.Timeline", "{\"buckets\": 0}");
+    CHECK(strcmp(bad_parameter(r), "buckets") == 0, "0 buckets refused");
+    json_decref(r);
+    r = call(&root, "io.offcpud.Timeline", "{\"buckets\": 1001}");
+    CHECK(strcmp(bad_parameter(r), "buckets") == 0, "more than 1000 buckets refused");
+    json_decref(r);
+    r = call(&root, "io.offcpud.Timeline", "{\"group_by\": [\"pid\"]}");
+    CHECK(strcmp(bad_parameter(r), "group_by") == 0, "no stack options");
+    json_decref(r);
+}
+
 static void check_bad_requests(void)
 {
     static const struct {
@@ -225,6 +293,7 @@ int main(void)
           "a server with the daemon's methods bound");
 
     check_dump();
+    check_timeline();
     check_bad_requests();
     check_status_and_introspection();
 

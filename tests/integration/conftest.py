@@ -236,3 +236,12 @@ def at(ns: int) -> str:
 
 def within(value, truth, rel):
     return abs(value - truth) <= rel * truth
+
+
+def assert_fails(daemon: Daemon, args, code: int, message: str):
+    """offcpuctl args must exit with code, saying message in one line on stderr, and print
+    nothing on stdout."""
+    res = daemon.ctl(*args, check=False)
+    assert res.returncode == code, res
+    assert message in res.stderr and res.stderr.count("\n") == 1, res.stderr
+    assert not res.stdout, res.stdout

@@ -29,7 +29,7 @@ def test_bad_duration(daemon):
 def test_usage_errors(daemon):
     one_line_error(run("--socket", daemon.sock, "frobnicate"), 2)
     one_line_error(run("--socket", daemon.sock, "dump", "--pid", "abc"), 2)
-    one_line_error(run("--socket", daemon.sock, "dump", "--format", "svg"), 2)
+    one_line_error(run("--socket", daemon.sock, "dump", "--format", "xml"), 2)
     one_line_error(run("--socket", daemon.sock, "dump", "--no-such-option"), 2)
     # folded lines have no room for frame detail
     line = one_line_error(run("--socket", daemon.sock, "dump", "--frame-detail"), 2)

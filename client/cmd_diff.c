@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* offcpuctl diff: what changed between two windows of the same selection,
+ * as difffolded lines or as a differential flame graph. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "daemon_call.h"
+#include "diff_folded.h"
+#include "flame_tree.h"
+#include "flamegraph_svg.h"
+#include "macro.h"
+#include "render.h"
+#include "selection.h"
+
+static void diff_usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: offcpuctl [--socket PATH] [--json] diff --before-since T [OPTIONS] [-o FILE]\n"
+            "Compare two windows of the same selection: one line per stack, \"stack BEFORE\n"
+            "AFTER\" (flamegraph's difffolded format), each value microseconds off-CPU per\n"
+            "second of its window; with -o, a flame graph of the later window coloured by\n"
+            "change (red grew, blue shrank).\n\n" SELECTION_HELP
+            "  --before-since T       start of the earlier window (DURATION back, or @UNIXTIME)\n"
+            "  --before-until T       its end (default: the later window's start, --since)\n"
+            "  -o, --output FILE      write the differential SVG there\n"
+            "The later window is --since/--until (default: from --before-until to now).\n");
+}
+
+struct windows {
+    json_t *before; /* the earlier window's since_ns/start_ns and until_ns/end_ns */
+    const char *output;
+};
+
+static int diff_option(int c, char **argv, struct windows *w)
+{
+    switch (c) {
+    case 'B':
+        return selection_option('S', optarg, w->before);
+    case 'E':
+        return selection_option('U', optarg, w->before);
+    case 'o':
+        w->output = optarg;
+        return EXIT_OK;
+    default:
+        return option_error(c, argv);
+    }
+}
+
+/* The earlier window's request: the selection of params, its own window. */
+static int before_params(const json_t *params, const json_t *window, json_t **ret)
+{
+    static const char *const time_keys[] = {"since_ns", "until_ns", "start_ns", "end_ns"};
+    json_t *p = json_deep_copy(params);
+
+    for (size_t i = 0; i < ARRAY_SIZE(time_keys); i++)
+        json_object_del(p, time_keys[i]);
+    json_object_update(p, (json_t *)window);
+    /* by default it ends where the later window starts */
+    if (!json_object_get(window, "until_ns") && !json_object_get(window, "end_ns")) {
+        if (json_object_get(params, "since_ns"))
+            json_object_set(p, "until_ns", json_object_get(params, "since_ns"));
+        else if (json_object_get(params, "start_ns"))
+            json_object_set(p, "end_ns", json_object_get(params, "start_ns"));
+    }
+    *ret = p;
+    if (!json_object_get(p, "since_ns") && !json_object_get(p, "start_ns"))
+        return usage_error("diff needs --before-since: the start of the window to compare with");
+    if (!json_object_get(p, "until_ns") && !json_object_get(p, "end_ns"))
+        return usage_error("diff needs --since or --before-until: where the earlier window ends");
+    return EXIT_OK;
+}
+
+/* After: the later window from where the earlier one ends, unless given. */
+static void after_params(json_t *params, const json_t *before)
+{
+    if (json_object_get(params, "since_ns") || json_object_get(params, "start_ns"))
+        return;
+    if (json_object_get(before, "until_ns"))
+        json_object_set(params, "since_ns", json_object_get(before, "until_ns"));
+    else
+        json_object_set(params, "start_ns", json_object_get(before, "end_ns"));
+}
+
+static int ask(const struct globals *g, json_t *params, const char *which, json_t **ret)
+{
+    int r = daemon_call(g, "io.offcpud.Dump", params, ret);
+
+    if (r != EXIT_OK)
+        return r;
+    if (json_array_size(json_object_get(*ret, "stacks")) == 0)
+        return selection_no_data(params, which);
+    return EXIT_OK;
+}
+
+static int write_svg(FILE *f, const json_t *params, const json_t *before, const json_t *after)
+{
+    char title[320], subtitle[320], w0[128], w1[128];
+    struct svg_flamegraph o = {
+        .title = title,
+        .subtitle = subtitle,
+        .colors = SVG_COLOR_DIFF,
+        .now_s = diff_window_seconds(after),
+        .before_s = diff_window_seconds(before),
+        .min_px = SVG_MIN_PX,
+        .max_frames = SVG_MAX_FRAMES,
+    };
+    struct flame_tree t;
+    int r;
+
+    if (flame_tree_init(&t, false) < 0)
+        return -ENOMEM;
+    r = flame_tree_add(&t, after, FLAME_NOW);
+    if (r == 0)
+        r = flame_tree_add(&t, before, FLAME_BEFORE);
+    if (r == 0) {
+        flamegraph_title(params, "Change in off-CPU time per second", title, sizeof(title));
+        snprintf(
+            subtitle, sizeof(subtitle), "before %s; after %s",
+            render_window(json_integer_value(json_object_get(before, "start_ns")),
+                          json_integer_value(json_object_get(before, "end_ns")), w0, sizeof(w0)),
+            render_window(json_integer_value(json_object_get(after, "start_ns")),
+                          json_integer_value(json_object_get(after, "end_ns")), w1, sizeof(w1)));
+        r = svg_flamegraph_write(f, &t, &o);
+    }
+    flame_tree_done(&t);
+    return r;
+}
+
+static int write_output(const char *path, const json_t *params, const json_t *before,
+                        const json_t *after)
+{
+    _cleanup_fclose_ FILE *f = fopen(path, "we");
+    int r;
+
+    if (!f)
+        return fail("cannot write %s: %s", path, strerror(errno));
+    r = write_svg(f, params, before, after);
+    if (r == 0 && fflush(f) != 0)
+        r = -errno;
+    if (r < 0) {
+        unlink(path); /* no half graph left behind */
+        return fail("writing %s: %s", path, strerror(-r));
+    }
+    printf("wrote %s\n", path);
+    return EXIT_OK;
+}
+
+static int print_diff(const struct globals *g, const json_t *before, const json_t *after)
+{
+    json_auto_t *o = NULL;
+    json_t *stacks;
+    int n;
+
+    if (!g->json) {
+        n = diff_folded_write(stdout, before, after);
+        return n < 0 ? fail("rendering: %s", strerror(-n)) : EXIT_OK;
+    }
+    stacks = diff_folded_json(before, after);
+    if (!stacks)
+        return fail("out of memory");
+    o = json_pack("{s:{s:O, s:O}, s:{s:O, s:O}, s:s, s:o}", "before", "start_ns",
+                  json_object_get(before, "start_ns"), "end_ns", json_object_get(before, "end_ns"),
+                  "after", "start_ns", json_object_get(after, "start_ns"), "end_ns",
+                  json_object_get(after, "end_ns"), "unit", "us/s", "stacks", stacks);
+    return print_json(o);
+}
+
+int cmd_diff(const struct globals *g, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        SELECTION_OPTIONS,
+        {"before-since", required_argument, NULL, 'B'},
+        {"before-until", required_argument, NULL, 'E'},
+        {"output", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    json_auto_t *params = json_object(), *window = json_object();
+    json_auto_t *earlier = NULL, *before = NULL, *after = NULL;
+    struct windows w = {.before = window};
+    int c, r = EXIT_OK;
+
+    optind = 1;
+    opterr = 0;
+    while (r == EXIT_OK && (c = getopt_long(argc, argv, ":o:", opts, NULL)) != -1) {
+        if (c == 'h') {
+            diff_usage(stdout);
+            return EXIT_OK;
+        }
+        r = selection_option(c, optarg, params);
+        if (r == -ENOENT)
+            r = diff_option(c, argv, &w);
+    }
+    if (r == EXIT_OK && optind < argc)
+        r = usage_error("unexpected argument '%s'", argv[optind]);
+    if (r == EXIT_OK)
+        r = before_params(params, window, &earlier);
+    if (r != EXIT_OK)
+        return r;
+    after_params(params, earlier);
+    r = ask(g, earlier, "the earlier window", &before);
+    if (r == EXIT_OK)
+        r = ask(g, params, "the later window", &after);
+    if (r != EXIT_OK)
+        return r;
+    if (w.output)
+        return finish_output(write_output(w.output, params, before, after));
+    return finish_output(print_diff(g, before, after));
+}

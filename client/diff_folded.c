@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include "diff_folded.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "render.h"
+
+struct side_stack {
+    char *stack;
+    double us_per_s[2]; /* before, after */
+};
+
+struct diff {
+    struct side_stack *rows;
+    size_t n;
+};
+
+double diff_window_seconds(const json_t *reply)
+{
+    return (json_integer_value(json_object_get(reply, "end_ns")) -
+            json_integer_value(json_object_get(reply, "start_ns"))) /
+           1e9;
+}
+
+static int by_stack(const void *a, const void *b)
+{
+    return strcmp(((const struct side_stack *)a)->stack, ((const struct side_stack *)b)->stack);
+}
+
+static int by_growth(const void *a, const void *b)
+{
+    const struct side_stack *x = a, *y = b;
+    double gx = x->us_per_s[1] - x->us_per_s[0], gy = y->us_per_s[1] - y->us_per_s[0];
+
+    return gx < gy ? 1 : gx > gy ? -1 : by_stack(a, b);
+}
+
+static void diff_done(struct diff *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        free(d->rows[i].stack);
+    free(d->rows);
+}
+
+/* Every stack of both replies, equal stacks merged, sorted by text. */
+static int diff_make(struct diff *d, const json_t *before, const json_t *after)
+{
+    const json_t *replies[2] = {before, after};
+    size_t cap = json_array_size(json_object_get(before, "stacks")) +
+                 json_array_size(json_object_get(after, "stacks")),
+           out = 0;
+
+    d->n = 0;
+    d->rows = calloc(cap ?: 1, sizeof(*d->rows));
+    if (!d->rows)
+        return -ENOMEM;
+    for (int side = 0; side < 2; side++) {
+        double seconds = diff_window_seconds(replies[side]);
+        const json_t *s;
+        size_t i;
+
+        json_array_foreach(json_object_get(replies[side], "stacks"), i, s)
+        {
+            struct side_stack *row = &d->rows[d->n];
+
+            row->stack = render_folded_stack(s);
+            if (!row->stack)
+                return -ENOMEM;
+            row->us_per_s[side] =
+                seconds > 0 ? json_integer_value(json_object_get(s, "total_ns")) / 1e3 / seconds
+                            : 0;
+            d->n++;
+        }
+    }
+    qsort(d->rows, d->n, sizeof(*d->rows), by_stack);
+    for (size_t i = 0; i < d->n; i++) {
+        if (out > 0 && strcmp(d->rows[out - 1].stack, d->rows[i].stack) == 0) {
+            d->rows[out - 1].us_per_s[0] += d->rows[i].us_per_s[0];
+            d->rows[out - 1].us_per_s[1] += d->rows[i].us_per_s[1];
+            free(d->rows[i].stack);
+        } else {
+            d->rows[out++] = d->rows[i];
+        }
+    }
+    d->n = out;
+    return 0;
+}
+
+int diff_folded_write(FILE *f, const json_t *before, const json_t *after)
+{
+    struct diff d;
+    int r = diff_make(&d, before, after), lines = 0;
+
+    for (size_t i = 0; r == 0 && i < d.n; i++) {
+        long long b = llround(d.rows[i].us_per_s[0]), a = llround(d.rows[i].us_per_s[1]);
+
+        if (!a && !b)
+            continue;
+        fprintf(f, "%s %lld %lld\n", d.rows[i].stack, b, a);
+        lines++;
+    }
+    diff_done(&d);
+    return r < 0 ? r : lines;
+}
+
+json_t *diff_folded_json(const json_t *before, const json_t *after)
+{
+    struct diff d;
+    json_t *a = NULL;
+
+    if (diff_make(&d, before, after) == 0) {
+        qsort(d.rows, d.n, sizeof(*d.rows), by_growth);
+        a = json_array();
+        for (size_t i = 0; i < d.n; i++)
+            json_array_append_new(a, json_pack("{s:s, s:f, s:f}", "stack", d.rows[i].stack,
+                                               "before", round(d.rows[i].us_per_s[0] * 1e3) / 1e3,
+                                               "after", round(d.rows[i].us_per_s[1] * 1e3) / 1e3));
+    }
+    diff_done(&d);
+    return a;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The flame graph of a selection, as offcpuctl flamegraph and dump --format
+ * svg write it: the stacks and the timeline asked of the daemon, the graph
+ * drawn here (the daemon never builds SVGs). */
+#ifndef FLAMEGRAPH_SVG_H
+#define FLAMEGRAPH_SVG_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "svg_flamegraph.h"
+
+struct flamegraph_request {
+    enum svg_colors colors; /* SVG_COLOR_FRAMES or SVG_COLOR_STATES */
+    double min_px;
+    bool timeline; /* draw the timeline strip above */
+};
+
+/* What was written, for a summary. */
+struct flamegraph_written {
+    size_t stacks;
+    uint64_t total_ns;
+};
+
+/* Asks for params' stacks (params gains group_by state for SVG_COLOR_STATES)
+ * and writes the SVG to out. Returns an exit code after a one-line message. */
+int flamegraph_svg(const struct globals *g, json_t *params, const struct flamegraph_request *req,
+                   FILE *out, struct flamegraph_written *written);
+
+/* The title of a graph of params: what ("Off-CPU time") "for pid 42 for state D". */
+void flamegraph_title(const json_t *params, const char *what, char *buf, size_t size);
+
+#endif

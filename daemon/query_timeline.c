@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include "query_timeline.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static size_t state_index(char state)
+{
+    const char *p = state ? strchr(PROTOCOL_STATES, state) : NULL;
+
+    return p ? (size_t)(p - PROTOCOL_STATES) : TIMELINE_STATES - 1;
+}
+
+/* What the snapshots in the window cover, and the shortest of them. */
+static void cover(const struct ring *r, const struct query *q, struct timeline_result *res,
+                  int64_t *shortest)
+{
+    for (size_t s = 0; s < r->n; s++) {
+        const struct snapshot *snap = r->snaps[s];
+
+        if (!query_snapshot_in_window(q, snap))
+            continue;
+        if (!res->snapshots || snap->end_ns - snap->start_ns < *shortest)
+            *shortest = snap->end_ns - snap->start_ns;
+        query_cover(&res->start_ns, &res->end_ns, &res->snapshots, snap);
+    }
+}
+
+/* Spreads ns over the buckets [start, end) overlaps, in proportion, exactly:
+ * each bucket gets the difference of the shares up to its end and its start. */
+static void spread(struct timeline_result *res, int64_t start, int64_t end, size_t state,
+                   uint64_t ns)
+{
+    int64_t len = end - start, done = 0;
+    uint64_t given = 0;
+    size_t b = (size_t)((start - res->start_ns) / res->bucket_ns);
+
+    if (len <= 0) {
+        res->ns[b < res->n ? b : res->n - 1][state] += ns;
+        return;
+    }
+    for (; b < res->n && done < len; b++) {
+        int64_t bucket_end = res->start_ns + (int64_t)(b + 1) * res->bucket_ns;
+        int64_t upto = (bucket_end < end ? bucket_end : end) - start;
+        uint64_t share = (uint64_t)((unsigned __int128)ns * (uint64_t)upto / (uint64_t)len);
+
+        res->ns[b][state] += share - given;
+        given = share;
+        done = upto;
+    }
+}
+
+static void add_snapshot(const struct ring *r, const struct query *q, const struct snapshot *snap,
+                         struct timeline_result *res)
+{
+    uint64_t by_state[TIMELINE_STATES] = {0};
+
+    for (uint32_t i = 0; i < snap->n; i++) {
+        const struct record *rec = &snap->records[i];
+
+        if (!query_record_matches(r, q, rec))
+            continue;
+        if (q->uid >= 0 && rec->uid != q->uid) {
+            res->withheld++;
+            continue;
+        }
+        by_state[state_index(rec->state)] += rec->total_ns;
+        res->records++;
+    }
+    for (size_t s = 0; s < TIMELINE_STATES; s++)
+        if (by_state[s])
+            spread(res, snap->start_ns, snap->end_ns, s, by_state[s]);
+}
+
+int timeline_run(const struct ring *r, const struct query *q, size_t buckets,
+                 struct timeline_result *res)
+{
+    int64_t shortest = 0;
+
+    memset(res, 0, sizeof(*res));
+    cover(r, q, res, &shortest);
+    if (!res->snapshots)
+        return 0;
+    /* never shorter than a snapshot (the daemon's interval), nor than 1 ms:
+     * finer would only spread the same time evenly */
+    res->bucket_ns = (res->end_ns - res->start_ns + (int64_t)buckets - 1) / (int64_t)buckets;
+    if (res->bucket_ns < shortest)
+        res->bucket_ns = shortest;
+    if (res->bucket_ns < 1000000)
+        res->bucket_ns = 1000000;
+    res->n = (size_t)((res->end_ns - res->start_ns + res->bucket_ns - 1) / res->bucket_ns);
+    if (res->n < 1)
+        res->n = 1;
+    res->ns = calloc(res->n, sizeof(*res->ns));
+    if (!res->ns)
+        return -ENOMEM;
+    for (size_t s = 0; s < r->n; s++)
+        if (query_snapshot_in_window(q, r->snaps[s]))
+            add_snapshot(r, q, r->snaps[s], res);
+    return 0;
+}
+
+void timeline_result_done(struct timeline_result *res)
+{
+    free(res->ns);
+    memset(res, 0, sizeof(*res));
+}
