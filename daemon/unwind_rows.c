@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "array.h"
+#include "cfi_check.h"
 #include "eh_frame_hdr.h"
 #include "macro.h"
 
@@ -251,6 +252,10 @@ int unwind_rows_derive(Elf *elf, struct unwind_rows *ret)
     if (r < 0)
         return r;
     r = eh_frame_hdr_fde_starts(elf, &starts, &n);
+    if (r < 0)
+        return r;
+    /* libdw trusts what it evaluates: only what is bounded gets to it */
+    r = cfi_check(elf);
     if (r < 0)
         return r;
     cfi = dwarf_getcfi_elf(elf);
