@@ -42,7 +42,7 @@ volatile __u32 gen;
 
 /* Set by the daemon before load. */
 const volatile bool trace_kernel_threads = true;
-const volatile __u32 ntrace_cgroups = 0;   /* 0: every cgroup; else those in trace_cgroups */
+const volatile __u32 ntrace_cgroups = 0; /* 0: every cgroup; else those in trace_cgroups */
 /* What one cgroup may add to a generation's maps: new stacks, new aggregate
  * entries (0: no limit). Set from the maps' sizes and the cgroup share. */
 const volatile __u32 stack_share_max = 0;
@@ -279,8 +279,12 @@ static __always_inline __u64 take_user_stack(void *ctx, struct offcpu_stack *s,
                                              const struct switch_out *so, bool *final)
 {
     if (unwind_dwarf && so->has_regs) {
-        struct unwind_start start = {.ip = so->fp.ip, .sp = so->fp.sp, .bp = so->fp.bp,
-                                     .mm = so->mm, .tgid = so->tgid, .exec_id = so->exec_id};
+        struct unwind_start start = {.ip = so->fp.ip,
+                                     .sp = so->fp.sp,
+                                     .bp = so->fp.bp,
+                                     .mm = so->mm,
+                                     .tgid = so->tgid,
+                                     .exec_id = so->exec_id};
 
         *final = unwind_user_stack(s, &start);
     } else {

@@ -66,10 +66,10 @@ struct offcpu_stack {
  * behind each.
  */
 enum offcpu_cfa {
-    OFFCPU_CFA_NONE,    /* no CFI here (code without it, JIT code): follow the frame pointer */
-    OFFCPU_CFA_RSP,     /* CFA = rsp + cfa_off */
-    OFFCPU_CFA_RBP,     /* CFA = rbp + cfa_off */
-    OFFCPU_CFA_PLT,     /* a PLT entry: rsp + cfa_off, 8 more from its push on (pc & 15 >= plt_push) */
+    OFFCPU_CFA_NONE, /* no CFI here (code without it, JIT code): follow the frame pointer */
+    OFFCPU_CFA_RSP,  /* CFA = rsp + cfa_off */
+    OFFCPU_CFA_RBP,  /* CFA = rbp + cfa_off */
+    OFFCPU_CFA_PLT,  /* a PLT entry: rsp + cfa_off, 8 more from its push on (pc & 15 >= plt_push) */
     OFFCPU_CFA_ENTRY,   /* a thread's entry (return address undefined): the stack is whole */
     OFFCPU_CFA_UNKNOWN, /* CFI the walk cannot follow (other expressions, signal frames) */
 };
@@ -123,7 +123,8 @@ enum offcpu_unwind_asked {
 };
 
 struct offcpu_unwind_process {
-    __u64 mm;    /* the address space the table is of: after an exec, or for a reused pid, it is stale */
+    __u64
+        mm; /* the address space the table is of: after an exec, or for a reused pid, it is stale */
     __u32 n;     /* mappings, sorted by start */
     __u32 asked; /* enum offcpu_unwind_asked */
     struct offcpu_unwind_mapping maps[OFFCPU_UNWIND_MAPPINGS_MAX];

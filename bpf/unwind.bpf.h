@@ -122,8 +122,7 @@ static __always_inline bool mapping_of(const struct offcpu_unwind_process *proc,
 
 /* The row of the file's rows [first, first + count) covering ELF address
  * vaddr, or NULL before the first. */
-static __always_inline const struct offcpu_unwind_row *row_of(__u32 first, __u32 count,
-                                                              __u32 vaddr)
+static __always_inline const struct offcpu_unwind_row *row_of(__u32 first, __u32 count, __u32 vaddr)
 {
     __u32 lo = first, hi = first + count, idx;
 
@@ -180,8 +179,8 @@ static __always_inline void find_exe(struct walk *w)
     f = inode ? file_rows(BPF_CORE_READ(inode, i_sb, s_dev), BPF_CORE_READ(inode, i_ino)) : NULL;
     /* start_code is where the executable segment's own address landed */
     if (f)
-        mapping_of_file(BPF_CORE_READ(mm, start_code), BPF_CORE_READ(mm, end_code), f,
-                        f->seg_vaddr, &w->exe);
+        mapping_of_file(BPF_CORE_READ(mm, start_code), BPF_CORE_READ(mm, end_code), f, f->seg_vaddr,
+                        &w->exe);
 }
 
 /* bpf_find_vma's callback: the mapping at the address, if its file has rows. */

@@ -235,8 +235,8 @@ int cfi_check(Elf *elf)
             return -EBADMSG;
         if (dwarf_cfi_cie_p(&e)) {
             if (ncies == cap) {
-                struct cie_info *grown = reallocarray(cies, cap = cap ? cap * 2 : 16,
-                                                      sizeof(*cies));
+                struct cie_info *grown =
+                    reallocarray(cies, cap = cap ? cap * 2 : 16, sizeof(*cies));
                 if (!grown)
                     return -ENOMEM;
                 cies = grown;

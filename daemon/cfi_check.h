@@ -16,7 +16,7 @@
 #define CFI_REGISTERS_MAX 128
 /* Instructions of one FDE, and instructions times instructions of all: the
  * rows of an FDE are found by evaluating it from its start, row by row. */
-#define CFI_FDE_OPS_MAX  4096
+#define CFI_FDE_OPS_MAX   4096
 #define CFI_FILE_WORK_MAX (1ULL << 27)
 
 /* 0 when every CIE and FDE of elf's .eh_frame can be evaluated within those

@@ -32,7 +32,7 @@ struct collector {
     int64_t gen_start_ns; /* CLOCK_REALTIME when the current generation began */
     struct drained d;
     uint32_t agg_cap, stack_cap;
-    struct unwind_worker *unwind; /* NULL with unwind = frame-pointer */
+    struct unwind_worker *unwind;   /* NULL with unwind = frame-pointer */
     struct offcpu_unwind_row *rows; /* unwind_rows, mapped */
     size_t rows_size;
 };

@@ -26,7 +26,7 @@
 struct table_file {
     struct file_key key;
     struct offcpu_unwind_file_key kernel_key; /* the same file, as the BPF side names it */
-    int64_t first; /* its rows in the array, or -1 for none */
+    int64_t first;                            /* its rows in the array, or -1 for none */
     uint32_t count;
     struct unwind_segment segs[UNWIND_SEGMENTS_MAX];
     size_t nsegs;
@@ -51,7 +51,7 @@ struct unwind_tables {
     struct row_space space;
     struct freed_run *freed;
     size_t nfreed, freed_cap;
-    uint64_t grace_periods; /* as last told */
+    uint64_t grace_periods;    /* as last told */
     struct table_file **files; /* sorted by key */
     size_t nfiles, files_cap;
     struct table_proc *procs; /* sorted by pid */
@@ -60,8 +60,8 @@ struct unwind_tables {
     struct offcpu_unwind_process table; /* the one being written */
 };
 
-int unwind_tables_new(struct offcpu_unwind_row *rows, uint32_t rows_max, int procs_fd,
-                      int files_fd, struct unwind_tables **ret)
+int unwind_tables_new(struct offcpu_unwind_row *rows, uint32_t rows_max, int procs_fd, int files_fd,
+                      struct unwind_tables **ret)
 {
     struct unwind_tables *t = calloc(1, sizeof(*t));
 

@@ -36,8 +36,8 @@ struct unwind_tables_stats {
 
 /* rows: the BPF array of rows, mapped (rows_max of them); procs_fd: the BPF
  * map of tables by pid; files_fd: the BPF map of rows by file. */
-int unwind_tables_new(struct offcpu_unwind_row *rows, uint32_t rows_max, int procs_fd,
-                      int files_fd, struct unwind_tables **ret);
+int unwind_tables_new(struct offcpu_unwind_row *rows, uint32_t rows_max, int procs_fd, int files_fd,
+                      struct unwind_tables **ret);
 struct unwind_tables *unwind_tables_free(struct unwind_tables *t);
 
 /* Read the table of process pid, whose address space the BPF side calls mm
