@@ -123,10 +123,15 @@ enum offcpu_unwind_asked {
 };
 
 struct offcpu_unwind_process {
-    __u64
-        mm; /* the address space the table is of: after an exec, or for a reused pid, it is stale */
+    /* the address space the table is of: after an exec, or for a reused
+     * pid, it is stale */
+    __u64 mm;
     __u32 n;     /* mappings, sorted by start */
     __u32 asked; /* enum offcpu_unwind_asked */
+    /* A table read before its address space was known (mm 0, at start) is
+     * of the process that started (boot time, ns) in [started_from,
+     * started_to): not of another that reused its pid. */
+    __u64 started_from, started_to;
     struct offcpu_unwind_mapping maps[OFFCPU_UNWIND_MAPPINGS_MAX];
 };
 

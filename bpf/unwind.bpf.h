@@ -268,10 +268,15 @@ static __always_inline bool has_table(struct walk *w)
         request_table(w->tgid, w->exec_id, w->mm);
         return false;
     }
-    /* a table read at start knows no address space yet: it is this one's
-     * (the daemon read it after this process began) */
-    if (p->mm == 0)
-        __sync_val_compare_and_swap(&p->mm, 0, w->mm);
+    /* a table read at start knows no address space yet: it is this one's if
+     * this process is the one that had the pid then (the daemon read the
+     * table after this process began; an exec since was announced) */
+    if (p->mm == 0) {
+        __u64 started = bpf_get_current_task_btf()->group_leader->start_boottime;
+
+        if (started >= p->started_from && started < p->started_to)
+            __sync_val_compare_and_swap(&p->mm, 0, w->mm);
+    }
     if (p->mm == w->mm)
         return true;
     /* an exec, or another process with a reused pid */

@@ -5,12 +5,14 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "array.h"
 #include "file_cache.h"
@@ -241,6 +243,32 @@ static void fill_mapping(struct unwind_tables *t, pid_t pid, const struct proc_m
     e->row_count = f->count;
 }
 
+/* When pid started, in the boot-time nanoseconds the kernel keeps: /proc
+ * says it in clock ticks, so within [*from, *to). */
+static int process_start(pid_t pid, __u64 *from, __u64 *to)
+{
+    uint64_t tick = NSEC_PER_SEC / (uint64_t)sysconf(_SC_CLK_TCK), ticks;
+    _cleanup_fclose_ FILE *f = NULL;
+    char path[64], line[1024], *p;
+    int field = 2; /* past "pid (comm)" */
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    f = fopen(path, "re");
+    if (!f)
+        return -errno;
+    if (!fgets(line, sizeof(line), f))
+        return -EIO;
+    /* the name may hold anything, ')' too: the fields start after the last */
+    p = strrchr(line, ')');
+    for (; p && field < 22; field++)
+        p = strchr(p + 1, ' ');
+    if (!p || sscanf(p, " %" SCNu64, &ticks) != 1)
+        return -EIO;
+    *from = ticks * tick;
+    *to = *from + tick;
+    return 0;
+}
+
 int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm)
 {
     _cleanup_free_ struct table_file **files = NULL;
@@ -261,6 +289,13 @@ int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm)
         return -ENOMEM;
     }
     *v = (struct offcpu_unwind_process){.mm = mm};
+    if (!mm) {
+        r = process_start(pid, &v->started_from, &v->started_to);
+        if (r < 0) {
+            proc_maps_done(&maps);
+            return r;
+        }
+    }
     for (size_t k = 0; k < maps.n; k++) {
         if (v->n == OFFCPU_UNWIND_MAPPINGS_MAX) {
             v->asked = OFFCPU_UNWIND_FULL;

@@ -49,6 +49,11 @@ static void *serve(void *userdata)
 {
     struct unwind_worker *w = userdata;
 
+    /* Every table again, now that the programs are attached: a process that
+     * exec'd while they were read first was not announced. */
+    unwind_tables_load_all(w->tables);
+    publish_stats(w);
+
     while (!atomic_load(&w->stop)) {
         uint64_t n;
         int r = ring_buffer__poll(w->asks, POLL_MS);
