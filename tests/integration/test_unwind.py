@@ -266,13 +266,19 @@ def test_cpp_thread_reaches_start_thread(daemons):
                           else rooted <= FRAME_POINTER_SHARE_MAX * total), why(daemon, sleeps)
 
 
-def test_process_running_before_the_daemon(start_daemon):
+def test_process_running_before_the_daemon(start_daemon, tmp_path):
     """perl (its code in libperl.so and libc: two libraries, more than a walk without a
-    table can find) started before the daemon: its table, read at start, is known to be
-    its own by its start time, and its stacks are whole from its first block on."""
-    proc = subprocess.Popen(["/usr/bin/perl", "-e", "select(undef, undef, undef, 0.01) for 1..200"])
+    table can find) started before the daemon, blocking a second at a time: its table,
+    read at start, is known to be its own by its start time, and its stacks are whole
+    from its first block on (without, that block's second would not be)."""
+    flag = tmp_path / "running"
+    flag.touch()
+    proc = subprocess.Popen(["/usr/bin/perl", "-e",
+                             "select(undef, undef, undef, 1) while -e $ARGV[0]", str(flag)])
     time.sleep(0.2)
     d = start_daemon("--interval", "200ms")
+    time.sleep(1.5)
+    flag.unlink()
     assert proc.wait(timeout=60) == 0
     share, stacks = entry_share(d, proc.pid)
     assert share >= DWARF_SHARE_MIN, f"{share:.3f} reach an entry\n{why(d, stacks)}"
