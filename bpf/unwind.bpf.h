@@ -277,8 +277,10 @@ static __always_inline bool has_table(struct walk *w)
         if (started >= p->started_from && started < p->started_to)
             __sync_val_compare_and_swap(&p->mm, 0, w->mm);
     }
+    /* (the empty table standing for one asked for is no table: code it does
+     * not know is followed by frame pointer meanwhile) */
     if (p->mm == w->mm)
-        return true;
+        return p->n > 0;
     /* an exec, or another process with a reused pid */
     if (__sync_lock_test_and_set(&p->asked, OFFCPU_UNWIND_ASKED) != OFFCPU_UNWIND_ASKED)
         request_table(w->tgid, w->exec_id, w->mm);

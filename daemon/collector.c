@@ -77,7 +77,7 @@ static int open_unwind_tables(struct collector *c, const struct collector_option
                           bpf_map__fd(c->skel->maps.unwind_files), &t);
     if (r < 0)
         return r;
-    unwind_tables_load_all(t);
+    unwind_tables_load_all(t, NULL, NULL);
     return unwind_worker_start(t, bpf_map__fd(c->skel->maps.unwind_asks), &c->unwind);
 }
 

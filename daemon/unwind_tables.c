@@ -336,7 +336,8 @@ int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm)
     return 0;
 }
 
-void unwind_tables_load_all(struct unwind_tables *t)
+void unwind_tables_load_all(struct unwind_tables *t, void (*between)(void *userdata),
+                            void *userdata)
 {
     DIR *d = opendir("/proc");
     struct dirent *e;
@@ -344,8 +345,11 @@ void unwind_tables_load_all(struct unwind_tables *t)
     if (!d)
         return;
     while ((e = readdir(d)))
-        if (isdigit((unsigned char)e->d_name[0]))
+        if (isdigit((unsigned char)e->d_name[0])) {
             unwind_tables_load(t, (pid_t)strtol(e->d_name, NULL, 10), 0);
+            if (between)
+                between(userdata);
+        }
     closedir(d);
 }
 
