@@ -5,14 +5,15 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "clock.h"
 #include "commands.h"
 #include "daemon_call.h"
 #include "diff_folded.h"
 #include "flame_tree.h"
-#include "flamegraph_svg.h"
+#include "svg_flamegraph.h"
 #include "macro.h"
+#include "output_file.h"
 #include "render.h"
 #include "selection.h"
 
@@ -85,6 +86,24 @@ static void after_params(json_t *params, const json_t *before)
         json_object_set(params, "start_ns", json_object_get(before, "end_ns"));
 }
 
+/* Times back from now as Unix times, from one now for both windows: asked
+ * apart, each would count back from its own, and where they meet a snapshot
+ * could fall in both or in neither. */
+static void fix_window(json_t *params, int64_t now)
+{
+    static const char *const relative[] = {"since_ns", "until_ns"};
+    static const char *const absolute[] = {"start_ns", "end_ns"};
+
+    for (size_t i = 0; i < ARRAY_SIZE(relative); i++) {
+        json_t *back = json_object_get(params, relative[i]);
+
+        if (!back)
+            continue;
+        json_object_set_new(params, absolute[i], json_integer(now - json_integer_value(back)));
+        json_object_del(params, relative[i]);
+    }
+}
+
 static int ask(const struct globals *g, json_t *params, const char *which, json_t **ret)
 {
     int r = daemon_call(g, "io.offcpud.Dump", params, ret);
@@ -107,6 +126,7 @@ static int write_svg(FILE *f, const json_t *params, const json_t *before, const 
         .before_s = diff_window_seconds(before),
         .min_px = SVG_MIN_PX,
         .max_frames = SVG_MAX_FRAMES,
+        .max_bytes = SVG_MAX_BYTES,
     };
     struct flame_tree t;
     int r;
@@ -117,7 +137,7 @@ static int write_svg(FILE *f, const json_t *params, const json_t *before, const 
     if (r == 0)
         r = flame_tree_add(&t, before, FLAME_BEFORE);
     if (r == 0) {
-        flamegraph_title(params, "Change in off-CPU time per second", title, sizeof(title));
+        selection_title(params, "Change in off-CPU time per second", title, sizeof(title));
         snprintf(
             subtitle, sizeof(subtitle), "before %s; after %s",
             render_window(json_integer_value(json_object_get(before, "start_ns")),
@@ -130,23 +150,33 @@ static int write_svg(FILE *f, const json_t *params, const json_t *before, const 
     return r;
 }
 
-static int write_output(const char *path, const json_t *params, const json_t *before,
-                        const json_t *after)
-{
-    _cleanup_fclose_ FILE *f = fopen(path, "we");
-    int r;
+struct diff_job {
+    const json_t *params, *before, *after;
+};
 
-    if (!f)
-        return fail("cannot write %s: %s", path, strerror(errno));
-    r = write_svg(f, params, before, after);
-    if (r == 0 && fflush(f) != 0)
-        r = -errno;
-    if (r < 0) {
-        unlink(path); /* no half graph left behind */
-        return fail("writing %s: %s", path, strerror(-r));
+static int write_graph(FILE *f, void *ctx)
+{
+    const struct diff_job *job = ctx;
+
+    return write_svg(f, job->params, job->before, job->after);
+}
+
+static int write_output(const struct globals *g, const char *path, const json_t *params,
+                        const json_t *before, const json_t *after)
+{
+    struct diff_job job = {.params = params, .before = before, .after = after};
+    json_auto_t *summary = NULL;
+    long bytes;
+    int r = output_file(path, write_graph, &job, &bytes);
+
+    if (r != EXIT_OK)
+        return r;
+    if (!g->json) {
+        printf("wrote %s: %ld KiB\n", path, (bytes + 1023) / 1024);
+        return EXIT_OK;
     }
-    printf("wrote %s\n", path);
-    return EXIT_OK;
+    summary = json_pack("{s:s, s:I}", "output", path, "bytes", (json_int_t)bytes);
+    return print_json(summary);
 }
 
 static int print_diff(const struct globals *g, const json_t *before, const json_t *after)
@@ -182,6 +212,7 @@ int cmd_diff(const struct globals *g, int argc, char **argv)
     json_auto_t *params = json_object(), *window = json_object();
     json_auto_t *earlier = NULL, *before = NULL, *after = NULL;
     struct windows w = {.before = window};
+    int64_t now;
     int c, r = EXIT_OK;
 
     optind = 1;
@@ -202,12 +233,15 @@ int cmd_diff(const struct globals *g, int argc, char **argv)
     if (r != EXIT_OK)
         return r;
     after_params(params, earlier);
+    now = clock_ns(CLOCK_REALTIME);
+    fix_window(earlier, now);
+    fix_window(params, now);
     r = ask(g, earlier, "the earlier window", &before);
     if (r == EXIT_OK)
         r = ask(g, params, "the later window", &after);
     if (r != EXIT_OK)
         return r;
     if (w.output)
-        return finish_output(write_output(w.output, params, before, after));
+        return finish_output(write_output(g, w.output, params, before, after));
     return finish_output(print_diff(g, before, after));
 }

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "flamegraph_svg.h"
 #include "macro.h"
+#include "output_file.h"
 #include "selection.h"
 
 static void flamegraph_usage(FILE *f)
@@ -71,25 +72,28 @@ static int report(const struct globals *g, const char *output, long bytes,
     return print_json(summary);
 }
 
+struct graph_job {
+    const struct globals *g;
+    json_t *params;
+    const struct flamegraph_request *req;
+    struct flamegraph_written written;
+};
+
+static int write_graph(FILE *f, void *ctx)
+{
+    struct graph_job *job = ctx;
+
+    return flamegraph_svg(job->g, job->params, job->req, f, &job->written);
+}
+
 static int write_file(const struct globals *g, json_t *params, const struct flamegraph_request *req,
                       const char *output)
 {
-    struct flamegraph_written written = {0};
-    _cleanup_fclose_ FILE *f = fopen(output, "we");
+    struct graph_job job = {.g = g, .params = params, .req = req};
     long bytes;
-    int r;
+    int r = output_file(output, write_graph, &job, &bytes);
 
-    if (!f)
-        return fail("cannot write %s: %s", output, strerror(errno));
-    r = flamegraph_svg(g, params, req, f, &written);
-    bytes = ftell(f);
-    if (r == EXIT_OK && fflush(f) != 0)
-        r = fail("writing %s: %s", output, strerror(errno));
-    if (r != EXIT_OK) {
-        unlink(output); /* no half graph left behind */
-        return r;
-    }
-    return report(g, output, bytes, &written);
+    return r != EXIT_OK ? r : report(g, output, bytes, &job.written);
 }
 
 int cmd_flamegraph(const struct globals *g, int argc, char **argv)

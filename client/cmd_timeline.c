@@ -9,7 +9,6 @@
 
 #include "commands.h"
 #include "daemon_call.h"
-#include "flamegraph_svg.h"
 #include "render.h"
 #include "selection.h"
 #include "timeline_text.h"
@@ -54,7 +53,7 @@ static int print_timeline(const json_t *params, const json_t *reply, bool json_o
     if (json_out) {
         r = print_json(reply);
     } else {
-        flamegraph_title(params, "Off-CPU time", title, sizeof(title));
+        selection_title(params, "Off-CPU time", title, sizeof(title));
         render_window(json_integer_value(json_object_get(reply, "start_ns")),
                       json_integer_value(json_object_get(reply, "end_ns")), window, sizeof(window));
         snprintf(title + strlen(title), sizeof(title) - strlen(title), ", %s", window);

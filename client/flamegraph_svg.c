@@ -14,14 +14,6 @@
 /* columns of the strip above the graph */
 #define STRIP_BUCKETS 120
 
-void flamegraph_title(const json_t *params, const char *what, char *buf, size_t size)
-{
-    char whose[256];
-
-    selection_describe(params, whose, sizeof(whose));
-    snprintf(buf, size, "%s%s", what, strcmp(whose, " at all") ? whose : " of every task");
-}
-
 /* The timeline of exactly the window the stacks came from. */
 static int ask_timeline(const struct globals *g, const json_t *params, const json_t *dump,
                         json_t **ret)
@@ -56,10 +48,11 @@ static int draw(FILE *out, const json_t *params, const json_t *dump, const struc
             .colors = req->colors,
             .min_px = req->min_px,
             .max_frames = SVG_MAX_FRAMES,
+            .max_bytes = SVG_MAX_BYTES,
             .timeline = tl,
         };
 
-        flamegraph_title(params, "Off-CPU time", title, sizeof(title));
+        selection_title(params, "Off-CPU time", title, sizeof(title));
         render_window(start, end, window, sizeof(window));
         written->stacks = json_array_size(json_object_get(dump, "stacks"));
         written->total_ns = t.nodes[0].ns[FLAME_NOW];

@@ -28,7 +28,4 @@ struct flamegraph_written {
 int flamegraph_svg(const struct globals *g, json_t *params, const struct flamegraph_request *req,
                    FILE *out, struct flamegraph_written *written);
 
-/* The title of a graph of params: what ("Off-CPU time") "for pid 42 for state D". */
-void flamegraph_title(const json_t *params, const char *what, char *buf, size_t size);
-
 #endif

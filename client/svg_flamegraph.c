@@ -194,6 +194,49 @@ static void put_header(const struct drawing *d, double height)
         PAD, WIDTH - PAD, WIDTH - PAD, PAD, height - 10, WIDTH - PAD, height - 10);
 }
 
+/* What a box costs at most besides its name: markup and figures. */
+#define BOX_BYTES 200
+
+/* The frames' text at most: a name in the tooltip, and in the label as much
+ * as the box has room for (4 bytes a character, at most). */
+static size_t layout_bytes(const struct flame_tree *t, const struct flame_layout *l)
+{
+    double px_per_ns = FRAMES_W / t->nodes[0].ns[FLAME_NOW];
+    size_t bytes = 0;
+
+    for (size_t i = 0; i < l->n; i++) {
+        const struct flame_box *b = &l->boxes[i];
+        size_t name = b->merged ? 0 : strlen(t->nodes[b->node].name);
+        size_t label = 4 * (size_t)(b->ns[FLAME_NOW] * px_per_ns / CHAR_WIDTH);
+
+        bytes += BOX_BYTES + name + (label < name ? label : name);
+    }
+    return bytes;
+}
+
+/* Frames narrower than o->min_px merged, and more until they are at most
+ * o->max_frames and their text fits o->max_bytes (C++ names can be long). */
+static int lay_out(const struct flame_tree *t, const struct svg_flamegraph *o,
+                   struct flame_layout *l)
+{
+    uint64_t min_ns = (uint64_t)ceil(o->min_px / FRAMES_W * t->nodes[0].ns[FLAME_NOW]);
+    size_t max_frames = o->max_frames;
+
+    for (;;) {
+        int r = flame_layout_make(l, t, min_ns, max_frames);
+        size_t bytes;
+
+        if (r < 0)
+            return r;
+        bytes = layout_bytes(t, l);
+        if (bytes <= o->max_bytes || l->n <= 1)
+            return 0;
+        /* fewer in proportion, with a margin: names differ in length */
+        max_frames = (size_t)(0.9 * l->n * o->max_bytes / bytes);
+        flame_layout_done(l);
+    }
+}
+
 int svg_flamegraph_write(FILE *f, const struct flame_tree *t, const struct svg_flamegraph *o)
 {
     uint64_t total = t->nodes[0].ns[FLAME_NOW];
@@ -202,7 +245,7 @@ int svg_flamegraph_write(FILE *f, const struct flame_tree *t, const struct svg_f
     double height;
     int r;
 
-    r = flame_layout_make(&l, t, (uint64_t)ceil(o->min_px / FRAMES_W * total), o->max_frames);
+    r = lay_out(t, o, &l);
     if (r < 0)
         return r;
     d.depth = l.max_depth;

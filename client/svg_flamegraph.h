@@ -25,11 +25,14 @@ struct svg_flamegraph {
     double now_s, before_s;          /* SVG_COLOR_DIFF: the length of each window */
     double min_px;                   /* frames narrower than this are merged */
     size_t max_frames;               /* and more, until no more than this many are drawn */
+    size_t max_bytes;                /* and the frames' text is no larger than this */
     const struct timeline *timeline; /* drawn as a strip above; or NULL */
 };
 
 #define SVG_MIN_PX     0.1
 #define SVG_MAX_FRAMES 40000
+/* the frames of the whole machine in under 10 MB, with room for the rest */
+#define SVG_MAX_BYTES (9u << 20)
 
 /* Returns 0, or -errno (-ENOMEM; -EIO when f could not be written). */
 int svg_flamegraph_write(FILE *f, const struct flame_tree *t, const struct svg_flamegraph *o);

@@ -122,7 +122,8 @@ static void check_svg_text(void)
         "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9=5",
         "tiny=1"};
     json_t *r = reply(stacks, 4);
-    struct svg_flamegraph o = {.title = "t<", .subtitle = "s&", .min_px = 0.1, .max_frames = 100};
+    struct svg_flamegraph o = {
+        .title = "t<", .subtitle = "s&", .min_px = 0.1, .max_frames = 100, .max_bytes = 1 << 20};
     struct flame_tree t;
     char *text = NULL;
     size_t size = 0;
@@ -145,10 +146,54 @@ static void check_svg_text(void)
     free(text);
 }
 
+/* The size of the SVG of 200 stacks with 2000-character names, of times
+ * apart, its frames' text limited to max_bytes. */
+static size_t long_names_svg(size_t max_bytes)
+{
+    json_t *stacks = json_array(), *r;
+    struct svg_flamegraph o = {.title = "t",
+                               .subtitle = "s",
+                               .min_px = 0.1,
+                               .max_frames = SVG_MAX_FRAMES,
+                               .max_bytes = max_bytes};
+    struct flame_tree t;
+    char name[2001], *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+
+    for (int i = 0; i < 200; i++) {
+        snprintf(name, sizeof(name), "%04d", i);
+        memset(name + 4, 'x', sizeof(name) - 5);
+        name[sizeof(name) - 1] = '\0';
+        json_array_append_new(stacks,
+                              json_pack("{s:s, s:[s], s:[], s:i, s:i}", "comm", "a", "user", name,
+                                        "kernel", "total_ns", 1000 + 10 * i, "count", 1));
+    }
+    r = json_pack("{s:o}", "stacks", stacks);
+    flame_tree_init(&t, false);
+    flame_tree_add(&t, r, FLAME_NOW);
+    svg_flamegraph_write(f, &t, &o);
+    fclose(f);
+    free(text);
+    flame_tree_done(&t);
+    json_decref(r);
+    return size;
+}
+
+static void check_size_limit(void)
+{
+    size_t free_size = long_names_svg(SIZE_MAX), limited = long_names_svg(100000);
+
+    /* the page's own text (style, script) comes on top of the frames' */
+    CHECK(free_size > 400000 && limited <= 100000 + 16384 && limited > 25000,
+          "long names: %zu bytes unlimited, %zu within a limit of 100000", free_size, limited);
+}
+
 int main(void)
 {
     check_order_and_merging();
     check_windows_and_states();
     check_svg_text();
+    check_size_limit();
     return CHECK_EXIT();
 }

@@ -245,3 +245,12 @@ def assert_fails(daemon: Daemon, args, code: int, message: str):
     assert res.returncode == code, res
     assert message in res.stderr and res.stderr.count("\n") == 1, res.stderr
     assert not res.stdout, res.stdout
+
+
+def kernel_frame(reply: dict, part: str) -> str:
+    """The kernel frame of a Dump reply whose name holds part: kernels name one function
+    differently (pipe_read, anon_pipe_read). Kernel stacks are whole whatever the user
+    stack's unwinding found, so tests that must not depend on it name kernel frames."""
+    names = {f for s in reply["stacks"] for f in s["kernel"] if part in f}
+    assert len(names) == 1, f"kernel frames with {part}: {names}"
+    return names.pop()

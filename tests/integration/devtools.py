@@ -3,7 +3,6 @@ what a test needs to load a page, read it, click, answer a prompt and take a scr
 import base64
 import io
 import json
-import os
 import subprocess
 import time
 import urllib.request
@@ -22,7 +21,9 @@ class Chromium:
         profile = home / "profile"
         self.log = open(home / "chromium.log", "w")
         self.proc = subprocess.Popen(
-            [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+            # --disable-dev-shm-usage: a container's /dev/shm is too small for it
+            [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+             "--no-first-run",
              "--no-default-browser-check", "--hide-scrollbars", f"--user-data-dir={profile}",
              "--remote-debugging-port=0", f"--window-size={width},{height}", "about:blank"],
             stdout=self.log, stderr=subprocess.STDOUT)
@@ -128,7 +129,3 @@ class Chromium:
                 self.proc.kill()
                 self.proc.wait()
             self.log.close()
-
-
-def available() -> bool:
-    return os.access(CHROMIUM, os.X_OK)

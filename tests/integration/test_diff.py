@@ -1,5 +1,6 @@
-"""offcpuctl diff: two windows of one cgroup, the first sleeping most, the second reading
-a pipe most; the diff must say which grew and which shrank, per second of window."""
+"""offcpuctl diff: two windows of one cgroup, the first reading a pipe most, the second
+waiting for vfork children; the diff must say which grew and which shrank, per second of
+window. Frames are the kernel's, named whatever the user stacks' unwinding found."""
 import json
 import re
 import time
@@ -10,19 +11,21 @@ import pytest
 from conftest import assert_fails, cgroup2_mount, workload_in
 
 SVG = "{http://www.w3.org/2000/svg}"
+VFORK = "sys_vfork"  # the vfork system call: its wait is inlined here and there
 
 
 def unix(ns):
     return f"@{ns / 1e9:.6f}"
 
 
-def run_in(daemon, cgroup, since, *args):
-    """Run the workload in cgroup; returns a time after which the daemon has all of it in
-    its ring: a dump reaching now drains the interval in progress (a drain may lag a busy
-    machine by seconds: naming a new process's frames the first time takes a while)."""
-    proc, _ = workload_in(cgroup, "sleep_and_pipe", *args)
-    proc.communicate(timeout=60)
-    assert proc.returncode == 0
+def run_in(daemon, cgroup, since, *workloads):
+    """Run workloads ((name, *args) each) side by side in cgroup; returns a time after
+    which the daemon has all of them in its ring: a dump reaching now drains the interval
+    in progress (a drain may lag a busy machine by seconds)."""
+    procs = [workload_in(cgroup, *w)[0] for w in workloads]
+    for proc in procs:
+        proc.communicate(timeout=60)
+        assert proc.returncode == 0
     deadline = time.monotonic() + 30
     while not daemon.ctl("dump", "--cgroup", str(cgroup), "--since", unix(since),
                          check=False).stdout:
@@ -33,14 +36,14 @@ def run_in(daemon, cgroup, since, *args):
 
 @pytest.fixture(scope="module")
 def windows(daemon):
-    """(selection, before window, after window): 200 sleeps of 10 ms and 5 pipe reads
-    before, 5 sleeps and 100 pipe reads (20 ms apart) after: each run about 2 s, so that
-    per second of window the changes stand out even when a drain lags."""
+    """(selection, before window, after window): before, 100 pipe reads 20 ms apart (2 s);
+    after, 5 of them beside 300 vfork waits of 5 ms (1.5 s in D)."""
     cgroup = cgroup2_mount() / f"offcpud-diff-{time.time_ns()}"
     cgroup.mkdir()
     t0 = time.time_ns()
-    t1 = run_in(daemon, cgroup, t0, "--sleeps", "200", "--writes", "5")
-    t2 = run_in(daemon, cgroup, t1, "--sleeps", "5", "--writes", "100")
+    t1 = run_in(daemon, cgroup, t0, ("sleep_and_pipe", "--sleeps", "10", "--writes", "100"))
+    t2 = run_in(daemon, cgroup, t1, ("sleep_and_pipe", "--sleeps", "10", "--writes", "5"),
+                ("vfork_waits", "--forks", "300"))
     yield (("--cgroup", str(cgroup)), ("--before-since", unix(t0), "--before-until", unix(t1)),
            ("--since", unix(t1), "--until", unix(t2)))
     cgroup.rmdir()
@@ -54,17 +57,19 @@ def diff_rows(text):
     return rows
 
 
-def through(rows, function):
-    return [sum(v[i] for s, v in rows.items() if f";{function};" in s) for i in (0, 1)]
+def through(rows, part):
+    """us/s before and after of the stacks with a frame whose name holds part."""
+    return [sum(v[i] for s, v in rows.items() if any(part in f for f in s.split(";")))
+            for i in (0, 1)]
 
 
 def test_folded_says_what_grew_and_shrank(daemon, windows):
     selection, before, after = windows
     rows = diff_rows(daemon.ctl("diff", *selection, *before, *after).stdout)
-    sleep_before, sleep_after = through(rows, "block_in_nanosleep_100x10ms")
-    pipe_before, pipe_after = through(rows, "block_in_pipe_read")
-    assert sleep_before > 3 * sleep_after > 0, (sleep_before, sleep_after)
-    assert pipe_after > 3 * pipe_before > 0, (pipe_before, pipe_after)
+    pipe_before, pipe_after = through(rows, "pipe_read")
+    vfork_before, vfork_after = through(rows, VFORK)
+    assert pipe_before > 3 * pipe_after > 0, (pipe_before, pipe_after)
+    assert vfork_after > 0 == vfork_before, (vfork_before, vfork_after)
 
 
 def test_values_are_per_second_of_window(daemon, windows):
@@ -93,23 +98,27 @@ def test_json(daemon, windows):
     assert reply["before"]["end_ns"] <= reply["after"]["start_ns"] + 1
     growth = [s["after"] - s["before"] for s in reply["stacks"]]
     assert growth == sorted(growth, reverse=True), "largest growth first"
-    assert any("block_in_pipe_read" in s["stack"] for s in reply["stacks"][:3])
+    assert VFORK in reply["stacks"][0]["stack"], reply["stacks"][0]
+    assert any("pipe_read" in s["stack"] for s in reply["stacks"][-3:])
 
 
 def test_svg_red_grew_blue_shrank(daemon, windows, tmp_path):
     selection, before, after = windows
     out = tmp_path / "diff.svg"
     res = daemon.ctl("diff", *selection, *before, *after, "-o", str(out))
-    assert res.stdout == f"wrote {out}\n"
+    assert res.stdout == f"wrote {out}: {(out.stat().st_size + 1023) // 1024} KiB\n"
+    summary = json.loads(daemon.ctl("--json", "diff", *selection, *before, *after,
+                                    "-o", str(out)).stdout)
+    assert summary == {"output": str(out), "bytes": out.stat().st_size}
     fills = {}
     for g in ET.parse(out).getroot().iter(f"{SVG}g"):
         if g.get("class") == "f":
             name = g.find(f"{SVG}title").text.rsplit(" (", 1)[0]
             fills[name] = tuple(map(int, re.findall(r"\d+", g.find(f"{SVG}rect").get("fill"))))
-    r, g, b = fills["block_in_pipe_read"]
+    r, g, b = next(fill for name, fill in fills.items() if VFORK in name)
     assert r == 255 and g < 200 and b < 200, "grew: red"
-    r, g, b = fills["block_in_nanosleep_100x10ms"]
-    assert b == 255 and r < 255, "shrank: blue"
+    r, g, b = next(fill for name, fill in fills.items() if "pipe_read" in name)
+    assert b == 255 and r < 200, "shrank: blue"
 
 
 @pytest.mark.parametrize("args, code, message", [
@@ -117,7 +126,7 @@ def test_svg_red_grew_blue_shrank(daemon, windows, tmp_path):
     (("--before-since", "60s"), 2, "diff needs --since or --before-until"),
     (("--before-since", "2m", "--since", "1x"), 2, "invalid duration '1x' for --since"),
     (("--before-since", "@1", "--before-until", "@2"), 1,
-     "no off-CPU data at all in the earlier window"),
+     "that window ends before the oldest data offcpud keeps"),
 ])
 def test_bad_input(daemon, args, code, message):
     assert_fails(daemon, ("diff", *args), code, message)
