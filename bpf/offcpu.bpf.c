@@ -374,6 +374,10 @@ static __always_inline __u32 owner_of(__u32 uid, __u32 euid, __u32 suid, const s
 
 static __always_inline void switch_out(void *ctx, struct task_rec *rec, const struct switch_out *so)
 {
+    /* off-CPU from here: a deep stack takes a while to walk, and that while
+     * is the task's blocked time too */
+    __u64 now = bpf_ktime_get_ns();
+
     /* a tid-keyed record may have belonged to an earlier task with this tid */
     if (rec->start_time != so->start_time) {
         rec->start_time = so->start_time;
@@ -395,9 +399,9 @@ static __always_inline void switch_out(void *ctx, struct task_rec *rec, const st
         rec->announced = 1;
         announce(so->tgid, so->exec_id, OFFCPU_ANNOUNCE_PROCESS, so->mm);
     }
-    rec->since = bpf_ktime_get_ns();
+    rec->since = now;
     /* Last, so that a record is complete whenever ts is set. */
-    rec->ts = rec->since;
+    rec->ts = now;
     stat_add(OFFCPU_STAT_SWITCHES, 1);
 }
 
