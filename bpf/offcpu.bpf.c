@@ -283,6 +283,7 @@ static __always_inline __u64 take_user_stack(void *ctx, struct offcpu_stack *s,
         struct unwind_start start = {.ip = so->fp.ip,
                                      .sp = so->fp.sp,
                                      .bp = so->fp.bp,
+                                     .di = so->fp.di,
                                      .mm = so->mm,
                                      .tgid = so->tgid,
                                      .exec_id = so->exec_id};

@@ -80,6 +80,14 @@ enum offcpu_rbp {
     OFFCPU_RBP_UNKNOWN, /* not recoverable: a caller whose CFA needs it ends the walk */
 };
 
+/* Where the return address is: below the CFA, as every call leaves it; or,
+ * in the innermost frame only, in rdi (glibc's vfork pops it there, so that
+ * the child cannot overwrite it on the shared stack). */
+enum offcpu_ra {
+    OFFCPU_RA_BELOW_CFA,
+    OFFCPU_RA_IN_RDI,
+};
+
 struct offcpu_unwind_row {
     __u32 pc; /* ELF address the row starts at (files span < 4 GiB); it ends at the next row's */
     __s32 cfa_off;
@@ -87,7 +95,8 @@ struct offcpu_unwind_row {
     __u8 cfa;      /* enum offcpu_cfa */
     __u8 rbp;      /* enum offcpu_rbp */
     __u8 plt_push; /* OFFCPU_CFA_PLT: offset of the push in each 16-byte entry */
-    __u8 pad[3];
+    __u8 ra;       /* enum offcpu_ra */
+    __u8 pad[2];
 };
 
 /* Executable mappings of one process the walk knows; more are not walked. */

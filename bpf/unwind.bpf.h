@@ -79,6 +79,8 @@ enum walk_end {
  * function, can be verified once for every walk. */
 struct walk {
     __u64 pc, sp, bp;
+    __u64 di;    /* the innermost frame's rdi (vfork's return address) */
+    __u32 first; /* the step is of the innermost frame, whose registers are all known */
     __u64 frame; /* the step's frame, kept if it says so */
     __u64 mm;
     __u32 tgid, exec_id;
@@ -334,9 +336,18 @@ static __always_inline bool step_by_row(struct walk *w, const struct offcpu_unwi
         w->end = WALK_UNKNOWN;
         return false;
     }
-    /* one read where rbp lies next to the return address, as after the
-     * usual push rbp: user memory reads are dear */
-    if (row->rbp == OFFCPU_RBP_SAVED && row->rbp_off == -16) {
+    if (row->ra == OFFCPU_RA_IN_RDI) {
+        /* only the innermost frame's rdi is known */
+        if (!w->first ||
+            (row->rbp == OFFCPU_RBP_SAVED &&
+             bpf_probe_read_user(&frame[0], sizeof(frame[0]), (void *)(cfa + row->rbp_off)) < 0)) {
+            w->end = WALK_UNKNOWN;
+            return false;
+        }
+        frame[1] = w->di;
+    } else if (row->rbp == OFFCPU_RBP_SAVED && row->rbp_off == -16) {
+        /* one read where rbp lies next to the return address, as after the
+         * usual push rbp: user memory reads are dear */
         if (bpf_probe_read_user(frame, sizeof(frame), (void *)(cfa - 16)) < 0) {
             w->end = WALK_READ;
             return false;
@@ -404,6 +415,7 @@ __noinline int unwind_frame(struct walk *w, __u32 i)
         }
     }
     w->frame = w->pc;
+    w->first = i == 0;
     if (m.row_count && at - m.bias <= 0xffffffffULL)
         row = row_of(m.row_first, m.row_count, (__u32)(at - m.bias));
     if (!row || row->cfa == OFFCPU_CFA_NONE)
@@ -446,7 +458,7 @@ static long unwind_step(__u32 i, void *ctx)
 
 /* Where the walk starts: the user registers of the task switching out. */
 struct unwind_start {
-    __u64 ip, sp, bp;
+    __u64 ip, sp, bp, di;
     __u64 mm;
     __u32 tgid, exec_id;
 };
@@ -469,6 +481,7 @@ __noinline int unwind_user_stack(struct offcpu_stack *s, const struct unwind_sta
     w->pc = r->ip;
     w->sp = r->sp;
     w->bp = r->bp;
+    w->di = r->di;
     w->bp_known = true;
     w->mm = r->mm;
     w->tgid = r->tgid;
