@@ -403,12 +403,13 @@ __noinline int unwind_frame(struct walk *w, __u32 i)
         if (!mapping_without_table(w, at, &m)) {
             w->end = WALK_NO_TABLE;
             w->unknown = true;
-            /* A process whose table is not read yet (just exec'd, under
-             * load) is followed by frame pointer meanwhile, as the kernel
-             * would. With a table, an address in no code of the process is
-             * no frame (a new thread's first instruction, where its CFI is
-             * still its parent's): not kept. */
-            if (w->has_table)
+            /* Code the walk does not know (a process whose table is not read
+             * yet, JIT code just mapped) is followed by frame pointer
+             * meanwhile, as the kernel would. But a return address in no code
+             * of a process whose table is read is no frame (a new thread's
+             * first instruction, where its CFI is still its parent's): not
+             * kept. */
+            if (w->has_table && i > 0)
                 return STEP_STOP;
             w->frame = w->pc;
             return step_by_frame_pointer(w) && w->pc ? STEP_NEXT : STEP_LAST;
