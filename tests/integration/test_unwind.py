@@ -234,7 +234,10 @@ def test_same_callers_as_perf(daemons, tmp_path):
                              "--call-graph", "dwarf,16384", "-o", str(data), "--",
                              "/usr/bin/python3", "-c", PERF_WORKLOAD], preexec_fn=into_cgroup)
     assert proc.wait(timeout=120) == 0
-    reply = dwarf.dump_json("--comm", "python3", "--since", "120s", "--group-by", "pid",
+    # perf's own child: other tests' python3 are in the window too
+    pid = int(subprocess.run(["perf", "script", "-i", str(data), "-F", "pid"], capture_output=True,
+                             text=True, check=True).stdout.split()[0])
+    reply = dwarf.dump_json("--pid", str(pid), "--since", "120s", "--group-by", "pid",
                             "--frame-detail")
     ours = max(reply["stacks"], key=lambda s: s["total_ns"])
     assert ours["user"][-1:] == ["clock_nanosleep"], heaviest(reply["stacks"])
