@@ -82,6 +82,7 @@ struct place {
 
 struct task_rec {
     __u64 ts;         /* switch-out time; 0 when no switch-out is pending */
+    __u64 since;      /* switch-out time, which charge_blocked leaves alone */
     __u64 start_time; /* identifies the task when records are keyed by tid */
     __u32 announced;  /* the daemon was told about this thread */
     __u32 uncached;   /* a check found other stacks at a known place: always walk */
@@ -390,8 +391,9 @@ static __always_inline void switch_out(void *ctx, struct task_rec *rec, const st
         rec->announced = 1;
         announce(so->tgid, so->exec_id, OFFCPU_ANNOUNCE_PROCESS, so->mm);
     }
+    rec->since = bpf_ktime_get_ns();
     /* Last, so that a record is complete whenever ts is set. */
-    rec->ts = bpf_ktime_get_ns();
+    rec->ts = rec->since;
     stat_add(OFFCPU_STAT_SWITCHES, 1);
 }
 
@@ -755,5 +757,61 @@ int charge_blocked(struct bpf_iter__task *ctx)
     if (__sync_val_compare_and_swap(&rec->ts, ts, now) != ts)
         return 0;
     charge(&id, copy, NULL, task->tgid, task->pid, ts, now, false, SCRATCH_ITER);
+    return 0;
+}
+
+/* Tasks blocked for less than this are left out by list_blocked; set by
+ * the daemon before each walk. */
+volatile __u64 blocked_min_ns;
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct offcpu_blocked);
+} blocked_copy SEC(".maps");
+
+/*
+ * Run when a client asks which tasks are stuck: writes one struct
+ * offcpu_blocked per task off-CPU for at least blocked_min_ns, with the
+ * stacks its switch-out recorded. A task that runs meanwhile changes
+ * blocked_since (or clears ts): its copy is dropped, it is not stuck.
+ */
+SEC("iter/task")
+int list_blocked(struct bpf_iter__task *ctx)
+{
+    struct task_struct *task = ctx->task;
+    struct offcpu_blocked *out;
+    struct task_rec *rec;
+    struct place *p;
+    __u32 zero = 0;
+    __u64 since;
+
+    if (!task || !task->pid)
+        return 0;
+    rec = bpf_task_storage_get(&task_recs, task, 0, 0);
+    out = bpf_map_lookup_elem(&blocked_copy, &zero);
+    if (!rec || !out || !rec->ts)
+        return 0;
+    since = rec->since;
+    if (!since || bpf_ktime_get_ns() - since < blocked_min_ns)
+        return 0;
+    p = &rec->places[rec->id.place & 1];
+    out->since_ns = since;
+    out->cgroup_id = rec->id.cgroup_id;
+    out->tgid = task->tgid;
+    out->tid = task->pid;
+    out->uid = rec->id.uid;
+    out->state = rec->id.state;
+    out->kthread = rec->id.kthread;
+    out->exec_id = rec->id.exec_id;
+    bpf_probe_read_kernel(out->comm, sizeof(out->comm), rec->id.comm);
+    out->user_nr = p->user_hash == OFFCPU_STACK_MISSED ? 0 : p->ustack.nr;
+    out->kernel_nr = p->kernel_hash == OFFCPU_STACK_MISSED ? 0 : p->kstack.nr;
+    bpf_probe_read_kernel(out->user, sizeof(out->user), p->ustack.ip);
+    bpf_probe_read_kernel(out->kernel, sizeof(out->kernel), p->kstack.ip);
+    if (!rec->ts || rec->since != since)
+        return 0;
+    bpf_seq_write(ctx->meta->seq, out, sizeof(*out));
     return 0;
 }

@@ -185,4 +185,21 @@ struct offcpu_stats {
     __u64 v[OFFCPU_STAT__MAX];
 };
 
+/* A task off-CPU now, as the list_blocked iterator writes it. */
+struct offcpu_blocked {
+    __u64 since_ns; /* CLOCK_MONOTONIC switch-out time */
+    __u64 cgroup_id;
+    __u32 tgid;
+    __u32 tid;
+    __u32 uid;
+    __u32 state; /* enum offcpu_state */
+    __u32 kthread;
+    __u32 exec_id;
+    __u32 user_nr; /* frames in user, kernel; 0: the stack was missed */
+    __u32 kernel_nr;
+    char comm[16];
+    __u64 user[OFFCPU_USER_DEPTH]; /* leaf first, as walked */
+    __u64 kernel[OFFCPU_KERNEL_DEPTH];
+};
+
 #endif

@@ -10,5 +10,7 @@ int cmd_status(const struct globals *g, int argc, char **argv);
 int cmd_flamegraph(const struct globals *g, int argc, char **argv);
 int cmd_timeline(const struct globals *g, int argc, char **argv);
 int cmd_diff(const struct globals *g, int argc, char **argv);
+int cmd_stuck(const struct globals *g, int argc, char **argv);
+int cmd_top(const struct globals *g, int argc, char **argv);
 
 #endif

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "render.h"
 #include "varlink_frame.h"
 
 /* the largest reply read: a dump of a busy host for a long window */
@@ -46,6 +47,40 @@ static int check_server(int fd, const char *path)
     return EXIT_OK;
 }
 
+/* An error the user can act on, in the words of the command line: returns
+ * its exit code, or -ENOENT for an error not known here. */
+static int explain_error(const char *method, const char *error, const json_t *params)
+{
+    const char *param = json_string_value(json_object_get(params, "parameter"));
+    const char *unit = json_string_value(json_object_get(params, "unit"));
+    const char *path = json_string_value(json_object_get(params, "path"));
+    const char *reason = json_string_value(json_object_get(params, "reason"));
+    json_t *oldest = json_object_get(params, "oldest_ns");
+    char when[32];
+
+    if (strcmp(error, "org.varlink.service.PermissionDenied") == 0)
+        return fail("permission denied by offcpud for %s", method);
+    if (strcmp(error, "org.varlink.service.InvalidParameter") == 0 && param &&
+        (strcmp(param, "until_ns") == 0 || strcmp(param, "end_ns") == 0))
+        return fail("the window ends before it starts: --until must be later than --since "
+                    "(durations count back from now: --since 60s --until 10s)");
+    if (strcmp(error, "io.offcpud.CgroupNotFound") == 0)
+        return fail("no cgroup %s: not a cgroup v2 directory now, nor seen in offcpud's data",
+                    path ?: "?");
+    if (strcmp(error, "io.offcpud.UnitNotFound") == 0)
+        return fail("unknown unit %s: no unit file, and no cgroup of it seen", unit ?: "?");
+    if (strcmp(error, "io.offcpud.UnitWithoutCgroup") == 0)
+        return fail("unit %s has no cgroup: it is not running, and offcpud has not seen it run",
+                    unit ?: "?");
+    if (strcmp(error, "io.offcpud.WindowNotRetained") == 0)
+        return fail("that window ends before the oldest data offcpud keeps (from %s; see "
+                    "retention in offcpuctl status)",
+                    render_time(json_integer_value(oldest), when, sizeof(when)));
+    if (strcmp(error, "io.offcpud.NotSupported") == 0)
+        return fail("not supported by this offcpud: %s", reason ?: "?");
+    return -ENOENT;
+}
+
 int daemon_call(const struct globals *g, const char *method, json_t *params, json_t **ret)
 {
     _cleanup_free_ char *error = NULL;
@@ -63,9 +98,10 @@ int daemon_call(const struct globals *g, const char *method, json_t *params, jso
     r = vl_call(fd, method, params, REPLY_LIMIT, &reply, &error);
     if (r == -EREMOTEIO) {
         describe_params(reply, detail, sizeof(detail));
+        r = explain_error(method, error, reply);
         json_decref(reply);
-        if (strcmp(error, "org.varlink.service.PermissionDenied") == 0)
-            return fail("permission denied by offcpud for %s", method);
+        if (r >= 0)
+            return r;
         return fail("daemon error %s%s%s", error, *detail ? ": " : "", detail);
     }
     if (r < 0)

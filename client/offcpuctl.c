@@ -16,12 +16,15 @@ static const struct command commands[] = {
     {"flamegraph", cmd_flamegraph, "draw off-CPU stacks as an interactive SVG flame graph"},
     {"timeline", cmd_timeline, "show off-CPU time per interval and state: when a stall began"},
     {"diff", cmd_diff, "compare two windows: what grew, what shrank (per second)"},
+    {"stuck", cmd_stuck, "tasks off-CPU right now for longer than --min (1s)"},
+    {"top", cmd_top, "who was off-CPU most, per state (--watch refreshes)"},
 };
 
 static void usage(FILE *f)
 {
     fprintf(f, "Usage: offcpuctl [--socket PATH] [--json] COMMAND [OPTIONS]\n"
-               "Query offcpud, the always-on off-CPU profiler.\n\nCommands:\n");
+               "Query offcpud, the always-on off-CPU profiler. --socket and --json may also\n"
+               "follow the command.\n\nCommands:\n");
     for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f,
@@ -29,8 +32,43 @@ static void usage(FILE *f)
             "  -s, --socket PATH   daemon socket (default $OFFCPUD_SOCKET or %s)\n"
             "  -j, --json          machine-readable output\n"
             "  -h, --help          this help; 'offcpuctl dump --help' for dump's options\n"
-            "  -V, --version       show the version\n",
+            "  -V, --version       show the version\n"
+            "\nReading the output (folded: comm;user frames;-;kernel frames MICROSECONDS):\n"
+            "  task states  S sleeping, D uninterruptible (I/O, locks), R preempted while\n"
+            "               runnable, I idle kernel wait, T stopped (SIGSTOP, job control),\n"
+            "               t stopped by a tracer (ptrace, gdb)\n"
+            "  [unknown]    a user frame in no file the process maps, once its file is gone\n"
+            "               or after a walk left known code; lib.so+0x1a2b is a frame whose\n"
+            "               file is known but no symbol covers it\n"
+            "  [Missed User Stack], [Missed Kernel Stack]: the kernel could not take it\n",
             PROTOCOL_SOCKET_PATH);
+}
+
+/* Global options after the command, as people type them ("offcpuctl dump
+ * --pid 1 --json"): taken out of the command's arguments before it parses
+ * its own. Returns EXIT_OK or EXIT_USAGE. */
+static int take_global_options(struct globals *g, int *argc, char **argv)
+{
+    int out = 1, i;
+
+    for (i = 1; i < *argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "-j") == 0) {
+            g->json = true;
+        } else if (strncmp(argv[i], "--socket=", 9) == 0) {
+            g->socket = argv[i] + 9;
+        } else if (strcmp(argv[i], "--socket") == 0) {
+            if (i + 1 >= *argc)
+                return usage_error("option '--socket' needs a value");
+            g->socket = argv[++i];
+        } else {
+            argv[out++] = argv[i];
+        }
+    }
+    while (i < *argc)
+        argv[out++] = argv[i++];
+    argv[out] = NULL;
+    *argc = out;
+    return EXIT_OK;
 }
 
 int main(int argc, char **argv)
@@ -67,8 +105,13 @@ int main(int argc, char **argv)
     }
     if (optind >= argc)
         return usage_error("no command given");
-    for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-        if (strcmp(argv[optind], commands[i].name) == 0)
-            return commands[i].run(&g, argc - optind, argv + optind);
+    for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
+        int n = argc - optind, r;
+
+        if (strcmp(argv[optind], commands[i].name) != 0)
+            continue;
+        r = take_global_options(&g, &n, argv + optind);
+        return r != EXIT_OK ? r : commands[i].run(&g, n, argv + optind);
+    }
     return usage_error("unknown command '%s'", argv[optind]);
 }

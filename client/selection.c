@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cgroup_unit.h"
 #include "cli.h"
 #include "duration.h"
 #include "macro.h"
@@ -72,6 +73,19 @@ static int parse_id(const char *opt, const char *arg, json_t *params, const char
     return EXIT_OK;
 }
 
+/* "nginx" means nginx.service, as systemctl reads it. */
+static int parse_unit(const char *arg, json_t *params)
+{
+    _cleanup_free_ char *unit = NULL;
+
+    if (!unit_name_valid(arg) && !strchr(arg, '.') && asprintf(&unit, "%s.service", arg) < 0)
+        return fail("out of memory");
+    if (!unit_name_valid(unit ?: arg))
+        return usage_error("invalid --unit '%s' (a unit's name, like nginx.service)", arg);
+    json_object_set_new(params, "unit", json_string(unit ?: arg));
+    return EXIT_OK;
+}
+
 int selection_option(int c, const char *arg, json_t *params)
 {
     switch (c) {
@@ -82,6 +96,8 @@ int selection_option(int c, const char *arg, json_t *params)
     case 'c':
         json_object_set_new(params, "cgroup", json_string(arg));
         return EXIT_OK;
+    case 'u':
+        return parse_unit(arg, params);
     case 'n':
         json_object_set_new(params, "comm", json_string(arg));
         return EXIT_OK;
@@ -117,7 +133,7 @@ int selection_no_data(const json_t *params, const char *where)
 
 void selection_describe(const json_t *params, char *buf, size_t size)
 {
-    static const char *const keys[] = {"pid", "tid", "cgroup", "comm", "state"};
+    static const char *const keys[] = {"pid", "tid", "cgroup", "unit", "comm", "state"};
     size_t len = 0;
 
     for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {

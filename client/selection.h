@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The options that say which off-CPU time a command is about: whose
- * (--pid, --tid, --cgroup, --comm, --state) and when (--since, --until).
+ * (--pid, --tid, --cgroup, --unit, --comm, --state) and when (--since, --until).
  * Every query command takes the same ones and sends them in the same
  * request parameters. */
 #ifndef SELECTION_H
@@ -13,8 +13,9 @@
 /* getopt_long entries; a command lists them first in its option table. */
 #define SELECTION_OPTIONS                                                                          \
     {"pid", required_argument, NULL, 'p'}, {"tid", required_argument, NULL, 't'},                  \
-        {"cgroup", required_argument, NULL, 'c'}, {"comm", required_argument, NULL, 'n'},          \
-        {"state", required_argument, NULL, 's'}, {"since", required_argument, NULL, 'S'},          \
+        {"cgroup", required_argument, NULL, 'c'}, {"unit", required_argument, NULL, 'u'},          \
+        {"comm", required_argument, NULL, 'n'}, {"state", required_argument, NULL, 's'},           \
+        {"since", required_argument, NULL, 'S'},                                                   \
     {                                                                                              \
         "until", required_argument, NULL, 'U'                                                      \
     }
@@ -24,8 +25,9 @@
     "  --pid PID              a process, all its threads\n"                                        \
     "  --tid TID              one thread\n"                                                        \
     "  --cgroup PATH          a cgroup v2 and those below it\n"                                    \
+    "  --unit NAME            a systemd unit's cgroups, across restarts (.service if no suffix)\n" \
     "  --comm NAME            threads of that name\n"                                              \
-    "  --state S|D|R|I        task state when it blocked\n"                                        \
+    "  --state S|D|R|I|T|t    task state when it blocked (see offcpuctl --help)\n"                 \
     "  --since DURATION|@T    start: back from now (60s, 5m) or a Unix time\n"                     \
     "  --until DURATION|@T    end: back from now or a Unix time (default now)\n"
 

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup_unit.h"
 #include "daemon.h"
 #include "frame_detail.h"
 #include "log.h"
@@ -19,6 +20,8 @@
 #include "query_timeline.h"
 #include "ring_budget.h"
 #include "drain.h"
+#include "stuck.h"
+#include "units.h"
 #include "varlink_service.h"
 #include "varlink_frame.h"
 
@@ -62,10 +65,13 @@ static json_t *frames_json(const struct intern *in, uint32_t stack)
 
 static json_t *row_json(const struct intern *in, const struct query_row *row, unsigned group_by)
 {
-    json_t *o =
-        json_pack("{s:s, s:o, s:o, s:I, s:I}", "comm", intern_string_get(in, row->comm), "user",
-                  frames_json(in, row->ustack), "kernel", frames_json(in, row->kstack), "total_ns",
-                  (json_int_t)row->total_ns, "count", (json_int_t)row->count);
+    json_t *o = json_pack("{s:s, s:I, s:I}", "comm", intern_string_get(in, row->comm), "total_ns",
+                          (json_int_t)row->total_ns, "count", (json_int_t)row->count);
+
+    if (!(group_by & QUERY_MERGE_STACKS)) {
+        json_object_set_new(o, "user", frames_json(in, row->ustack));
+        json_object_set_new(o, "kernel", frames_json(in, row->kstack));
+    }
 
     if (group_by & GROUP_BY_PID)
         json_object_set_new(o, "pid", json_integer(row->pid));
@@ -135,6 +141,12 @@ static json_t *parse_filters(struct daemon *d, json_t *params, struct query *q, 
             return vl_invalid_parameter("state");
         q->state = s[0];
     }
+    s = json_string_value(json_object_get(params, "unit"));
+    if (s) {
+        if (!unit_name_valid(s))
+            return vl_invalid_parameter("unit");
+        q->unit = s;
+    }
     s = json_string_value(json_object_get(params, "cgroup"));
     if (s) {
         if (!d->cgroups)
@@ -147,15 +159,33 @@ static json_t *parse_filters(struct daemon *d, json_t *params, struct query *q, 
 }
 
 /* A cgroup asked for must exist now, or have been seen: it may be gone. */
-static bool cgroup_known(struct daemon *d, const char *rel, size_t found)
+static bool cgroup_exists(struct daemon *d, const char *rel)
 {
     char path[PATH_MAX];
     struct stat st;
 
-    if (found > 0)
-        return true;
     snprintf(path, sizeof(path), "%s%s", cgroups_mount(d->cgroups), rel);
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool cgroup_known(struct daemon *d, const char *rel, size_t found)
+{
+    return found > 0 || cgroup_exists(d, rel);
+}
+
+static json_t *cgroup_not_found(json_t *params)
+{
+    return vl_error_new(
+        "io.offcpud.CgroupNotFound",
+        json_pack("{s:s}", "path", json_string_value(json_object_get(params, "cgroup"))));
+}
+
+/* Whose records a peer reads, and how: the same rules for every method. */
+static void query_access(struct daemon *d, const struct peer *peer, struct query *q)
+{
+    if (access_of(&d->access, peer) == ACCESS_OWN)
+        q->uid = peer->uid;
+    q->collapse_kernel = access_kernel_frames_hidden(peer);
 }
 
 /* The query a Dump or a Timeline asks for: window, filters, and what the
@@ -172,9 +202,7 @@ static json_t *prepare_query(struct daemon *d, const struct peer *peer, json_t *
         err = parse_filters(d, params, q, cgroup, cgroup_size);
     if (err)
         return err;
-    if (access_of(&d->access, peer) == ACCESS_OWN)
-        q->uid = peer->uid;
-    q->collapse_kernel = access_kernel_frames_hidden(peer);
+    query_access(d, peer, q);
 
     /* a window reaching now includes the generation still being collected:
      * the last milliseconds before a query are what an incident is about */
@@ -183,11 +211,14 @@ static json_t *prepare_query(struct daemon *d, const struct peer *peer, json_t *
     return NULL;
 }
 
-/* Why an answer with found records, withheld records of other users, is not
- * given: nothing the peer may see, or a cgroup that never was; NULL if it is. */
+/* Why an answer with found records, withheld records of other users, from
+ * that many snapshots, is not given: nothing the peer may see, a cgroup that
+ * never was, a unit never seen, a window before the oldest data; NULL if it is. */
 static json_t *refusal(struct daemon *d, const struct peer *peer, json_t *params,
-                       const struct query *q, size_t found, size_t withheld)
+                       const struct query *q, size_t found, size_t withheld, size_t snapshots)
 {
+    json_t *err;
+
     if (withheld) {
         log_notice("uid %u (pid %d) asked for pid %" PRId64 " tid %" PRId64
                    " cgroup %s: %zu records of other users withheld",
@@ -196,9 +227,14 @@ static json_t *refusal(struct daemon *d, const struct peer *peer, json_t *params
             return vl_error_new("org.varlink.service.PermissionDenied", NULL);
     }
     if (q->cgroup && !cgroup_known(d, q->cgroup, found))
+        return cgroup_not_found(params);
+    if (q->unit && !found && (err = unit_unseen_error(d, q->unit)))
+        return err;
+    /* a snapshot is in the window when its end is: none can be before the oldest's */
+    if (!snapshots && d->ring.n && q->end_ns < d->ring.snaps[0]->end_ns)
         return vl_error_new(
-            "io.offcpud.CgroupNotFound",
-            json_pack("{s:s}", "path", json_string_value(json_object_get(params, "cgroup"))));
+            "io.offcpud.WindowNotRetained",
+            json_pack("{s:I}", "oldest_ns", (json_int_t)d->ring.snaps[0]->start_ns));
     return NULL;
 }
 
@@ -208,35 +244,70 @@ static json_t *out_of_memory(void)
                         json_pack("{s:s}", "reason", "out of memory running the query"));
 }
 
-static json_t *method_dump(void *userdata, const struct peer *peer, json_t *params)
+/* Dump and Top: the query's rows under name. extra_group_by: what the method
+ * adds to the query's group_by. */
+static json_t *query_reply(struct daemon *d, const struct peer *peer, json_t *params,
+                           unsigned extra_group_by, const char *name)
 {
-    struct daemon *d = userdata;
     struct query q;
     struct query_result res;
     char cgroup[PATH_MAX];
-    json_t *err, *stacks;
+    json_t *err, *rows;
 
     err = prepare_query(d, peer, params, &q, cgroup, sizeof(cgroup));
     if (err)
         return err;
-    if (json_is_true(json_object_get(params, "frame_detail")))
-        q.group_by |= QUERY_GROUP_WHERE;
+    q.group_by |= extra_group_by;
     if (query_run(&d->ring, &q, &res) < 0)
         return out_of_memory();
-    err = refusal(d, peer, params, &q, res.n, res.withheld);
+    err = refusal(d, peer, params, &q, res.n, res.withheld, res.snapshots);
     if (err) {
         query_result_done(&res);
         return err;
     }
-    stacks = json_array();
+    rows = json_array();
     for (size_t i = 0; i < res.n; i++)
-        json_array_append_new(stacks, row_json(&d->ring.intern, &res.rows[i], q.group_by));
+        json_array_append_new(rows, row_json(&d->ring.intern, &res.rows[i], q.group_by));
     err = vl_reply_new(json_pack("{s:I, s:I, s:I, s:o}", "start_ns", (json_int_t)res.start_ns,
                                  "end_ns", (json_int_t)res.end_ns, "snapshots",
-                                 (json_int_t)res.snapshots, "stacks", stacks),
+                                 (json_int_t)res.snapshots, name, rows),
                        false);
     query_result_done(&res);
     return err;
+}
+
+static json_t *method_dump(void *userdata, const struct peer *peer, json_t *params)
+{
+    bool detail = json_is_true(json_object_get(params, "frame_detail"));
+
+    return query_reply(userdata, peer, params, detail ? QUERY_GROUP_WHERE : 0, "stacks");
+}
+
+/* Dump without stacks: who was off-CPU, for offcpuctl top. */
+static json_t *method_top(void *userdata, const struct peer *peer, json_t *params)
+{
+    return query_reply(userdata, peer, params, QUERY_MERGE_STACKS, "rows");
+}
+
+static json_t *method_stuck(void *userdata, const struct peer *peer, json_t *params)
+{
+    struct daemon *d = userdata;
+    struct query q = {.uid = -1};
+    char cgroup[PATH_MAX];
+    json_int_t min_ns = NSEC_PER_SEC;
+    json_t *err = parse_filters(d, params, &q, cgroup, sizeof(cgroup));
+
+    if (err)
+        return err;
+    if (get_int(params, "min_ns", &min_ns) && min_ns < 0)
+        return vl_invalid_parameter("min_ns");
+    /* stuck is about now: a cgroup gone has no tasks to be stuck */
+    if (q.cgroup && !cgroup_exists(d, q.cgroup))
+        return cgroup_not_found(params);
+    if (q.unit && (err = unit_unseen_error(d, q.unit)))
+        return err;
+    query_access(d, peer, &q);
+    return stuck_reply(d, &q, (uint64_t)min_ns);
 }
 
 static json_t *bucket_json(const struct timeline_result *res, size_t b)
@@ -270,7 +341,7 @@ static json_t *method_timeline(void *userdata, const struct peer *peer, json_t *
         return err;
     if (timeline_run(&d->ring, &q, (size_t)buckets, &res) < 0)
         return out_of_memory();
-    err = refusal(d, peer, params, &q, res.records, res.withheld);
+    err = refusal(d, peer, params, &q, res.records, res.withheld, res.snapshots);
     if (err) {
         timeline_result_done(&res);
         return err;
@@ -410,14 +481,14 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
     return vl_reply_new(o, false);
 }
 
-/* Which tasks and which window: the parameters Dump and Timeline share. */
+/* Which tasks and which window: the parameters Dump, Top and Timeline share. */
+/* clang-format off */
 #define SELECTION_PARAMS                                                                           \
     {"pid", VL_INT, false}, {"tid", VL_INT, false}, {"cgroup", VL_STRING, false},                  \
-        {"comm", VL_STRING, false}, {"state", VL_STRING, false}, {"since_ns", VL_INT, false},      \
-        {"until_ns", VL_INT, false}, {"start_ns", VL_INT, false},                                  \
-    {                                                                                              \
-        "end_ns", VL_INT, false                                                                    \
-    }
+    {"unit", VL_STRING, false}, {"comm", VL_STRING, false}, {"state", VL_STRING, false},           \
+    {"since_ns", VL_INT, false}, {"until_ns", VL_INT, false}, {"start_ns", VL_INT, false},         \
+    {"end_ns", VL_INT, false}
+/* clang-format on */
 
 static const struct vl_param dump_params[] = {
     SELECTION_PARAMS,
@@ -426,10 +497,21 @@ static const struct vl_param dump_params[] = {
     {"frame_detail", VL_BOOL, false},
     {NULL, 0, false},
 };
+static const struct vl_param top_params[] = {
+    SELECTION_PARAMS,
+    {"group_by", VL_STRING_ARRAY, false},
+    {NULL, 0, false},
+};
 static const struct vl_param timeline_params[] = {
     SELECTION_PARAMS,
     {"buckets", VL_INT, false},
     {NULL, 0, false},
+};
+/* right now: no window */
+static const struct vl_param stuck_params[] = {
+    {"pid", VL_INT, false},     {"tid", VL_INT, false},     {"cgroup", VL_STRING, false},
+    {"unit", VL_STRING, false}, {"comm", VL_STRING, false}, {"state", VL_STRING, false},
+    {"min_ns", VL_INT, false},  {NULL, 0, false},
 };
 static const struct vl_param no_params[] = {{NULL, 0, false}};
 
@@ -437,6 +519,8 @@ static const struct vl_method methods[] = {
     {"io.offcpud.Dump", dump_params, ACCESS_OWN, method_dump},
     {"io.offcpud.Timeline", timeline_params, ACCESS_OWN, method_timeline},
     {"io.offcpud.Status", no_params, ACCESS_OWN, method_status},
+    {"io.offcpud.Stuck", stuck_params, ACCESS_OWN, method_stuck},
+    {"io.offcpud.Top", top_params, ACCESS_OWN, method_top},
 };
 
 extern const char offcpud_interface_description[];

@@ -114,6 +114,7 @@ static int open_skeleton(const struct collector_options *o, const int *cgroup_fd
         bpf_program__set_autoload(skel->progs.on_switch_btf, false);
         bpf_program__set_autoload(skel->progs.on_exec_btf, false);
         bpf_program__set_autoload(skel->progs.charge_blocked, false);
+        bpf_program__set_autoload(skel->progs.list_blocked, false);
         /* task storage needs kernel BTF, which is what raw_tp does without */
         bpf_map__set_autocreate(skel->maps.task_recs, false);
         bpf_map__set_max_entries(skel->maps.tid_recs, o->task_entries);
@@ -313,6 +314,18 @@ static int charge_blocked(struct collector *c)
     while ((n = read(fd, buf, sizeof(buf))) > 0)
         ;
     return n < 0 ? -errno : 0;
+}
+
+int collector_open_blocked(struct collector *c, uint64_t min_ns)
+{
+    int fd;
+
+    if (!c->skel->links.list_blocked)
+        return -EOPNOTSUPP;
+    /* read when the iterator runs, on this thread: no walk can see another's */
+    c->skel->bss->blocked_min_ns = min_ns;
+    fd = bpf_iter_create(bpf_link__fd(c->skel->links.list_blocked));
+    return fd < 0 ? -errno : fd;
 }
 
 int collector_flip_and_drain(struct collector *c, struct drained **ret)

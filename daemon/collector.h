@@ -66,6 +66,11 @@ int collector_take_announcements(struct collector *c);
 
 void collector_get_unwind_stats(const struct collector *c, struct unwind_tables_stats *ret);
 
+/* Tasks off-CPU now for at least min_ns: a descriptor to read struct
+ * offcpu_blocked records from, each a task's switch-out and its stacks.
+ * -EOPNOTSUPP under raw_tp, which keeps no task storage to walk. */
+int collector_open_blocked(struct collector *c, uint64_t min_ns);
+
 /* What the BPF side counted (summed over CPUs), by name: every event and
  * every loss. */
 enum collector_counter_kind {

@@ -32,7 +32,7 @@ struct frame_cache *frame_cache_free(struct frame_cache *c);
 
 /* The frame at ip of process tgid's image exec_id (tgid 0: the kernel);
  * is_leaf: ip is where the task was, not a return address. NULL when out of
- * memory. */
+ * memory. The pointer is good until the next call, which may move entries. */
 const struct named_frame *frame_cache_get(struct frame_cache *c, pid_t tgid, uint32_t exec_id,
                                           uint64_t ip, bool is_leaf, bool kernel);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "array.h"
+#include "cgroup_unit.h"
 #include "macro.h"
 #include "protocol.h"
 
@@ -76,34 +77,6 @@ void metrics_set_max_cgroups(struct metrics *m, uint32_t max_cgroups)
     m->max_cgroups = max_cgroups;
 }
 
-const char *metrics_unit_of(const char *cgroup, char *buf, size_t size)
-{
-    static const char *const suffixes[] = {".service", ".scope", ".slice", ".socket",
-                                           ".mount",   ".swap",  ".timer"};
-    const char *end = cgroup + strlen(cgroup);
-
-    while (end > cgroup) {
-        const char *start = end;
-        size_t len;
-
-        while (start > cgroup && start[-1] != '/')
-            start--;
-        len = end - start;
-        for (size_t i = 0; i < ARRAY_SIZE(suffixes); i++) {
-            size_t sl = strlen(suffixes[i]);
-
-            if (len > sl && len < size && memcmp(end - sl, suffixes[i], sl) == 0) {
-                memcpy(buf, start, len);
-                buf[len] = '\0';
-                return buf;
-            }
-        }
-        end = start > cgroup ? start - 1 : cgroup;
-    }
-    buf[0] = '\0';
-    return buf;
-}
-
 /* The index of the first series whose cgroup is >= path. */
 static size_t lower_bound(const struct metrics *m, const char *path)
 {
@@ -134,7 +107,7 @@ static struct series *series_get(struct metrics *m, const char *path)
         free(s);
         return NULL;
     }
-    metrics_unit_of(path, s->unit, sizeof(s->unit));
+    cgroup_unit(path, s->unit, sizeof(s->unit));
     memmove(&m->series[i + 1], &m->series[i], (m->n - i) * sizeof(*m->series));
     m->series[i] = s;
     m->n++;

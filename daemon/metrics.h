@@ -70,10 +70,6 @@ uint32_t metrics_folded(const struct metrics *m);
 /* The series in Prometheus's text format. */
 int metrics_write(const struct metrics *m, FILE *f);
 
-/* The systemd unit a cgroup path belongs to: its innermost component named
- * like a unit (foo.service, session-2.scope, user.slice, ...); "" if none. */
-const char *metrics_unit_of(const char *cgroup, char *buf, size_t size);
-
 /* Write ns as seconds, exactly (nine decimals). */
 void metrics_write_seconds(FILE *f, uint64_t ns);
 

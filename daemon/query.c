@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "query.h"
 #include "array.h"
+#include "cgroup_unit.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-static bool in_cgroup(const char *path, const char *want)
+bool query_in_cgroup(const char *path, const char *want)
 {
     size_t n = strlen(want);
 
@@ -26,7 +27,10 @@ bool query_record_matches(const struct ring *r, const struct query *q, const str
     if (q->comm && strcmp(intern_string_get(&r->intern, rec->comm), q->comm) != 0)
         return false;
     if (q->cgroup &&
-        (!rec->cgroup || !in_cgroup(intern_string_get(&r->intern, rec->cgroup), q->cgroup)))
+        (!rec->cgroup || !query_in_cgroup(intern_string_get(&r->intern, rec->cgroup), q->cgroup)))
+        return false;
+    if (q->unit &&
+        (!rec->cgroup || !cgroup_in_unit(intern_string_get(&r->intern, rec->cgroup), q->unit)))
         return false;
     return true;
 }
@@ -51,8 +55,10 @@ static void row_from_record(struct query_row *row, const struct record *rec, con
 
     *row = (struct query_row){
         .comm = rec->comm,
-        .ustack = rec->ustack,
-        .kstack = q->collapse_kernel && rec->kstack ? QUERY_KERNEL_COLLAPSED : rec->kstack,
+        .ustack = group_by & QUERY_MERGE_STACKS ? 0 : rec->ustack,
+        .kstack = group_by & QUERY_MERGE_STACKS       ? 0
+                  : q->collapse_kernel && rec->kstack ? QUERY_KERNEL_COLLAPSED
+                                                      : rec->kstack,
         .cgroup = group_by & GROUP_BY_CGROUP ? rec->cgroup : 0,
         .uwhere = group_by & QUERY_GROUP_WHERE ? rec->uwhere : 0,
         .pid = group_by & GROUP_BY_PID ? rec->tgid : 0,

@@ -12,7 +12,8 @@
 
 /* group_by holds the protocol's fields (enum group_by_field) and: */
 enum {
-    QUERY_GROUP_WHERE = 1u << 4, /* stacks whose frames lie elsewhere stay apart */
+    QUERY_GROUP_WHERE = 1u << 4,  /* stacks whose frames lie elsewhere stay apart */
+    QUERY_MERGE_STACKS = 1u << 5, /* rows differ by comm and the grouped fields only */
 };
 
 struct query {
@@ -20,6 +21,7 @@ struct query {
     int64_t end_ns;
     int64_t pid, tid;   /* < 0: any */
     const char *cgroup; /* normalized path: that cgroup and those below it */
+    const char *unit;   /* a systemd unit: cgroups with a component of that name */
     const char *comm;
     char state; /* 0: any */
     uint64_t min_total_ns;
@@ -56,6 +58,8 @@ void query_cover(int64_t *start_ns, int64_t *end_ns, size_t *n, const struct sna
 
 /* Whether rec is of the tasks q selects (its uid aside). */
 bool query_record_matches(const struct ring *r, const struct query *q, const struct record *rec);
+/* Is the cgroup at path want, or below it? */
+bool query_in_cgroup(const char *path, const char *want);
 
 int query_run(const struct ring *r, const struct query *q, struct query_result *res);
 void query_result_done(struct query_result *res);

@@ -276,3 +276,32 @@ def test_group_access_all(group_daemon, tmp_path):
     assert any("block_in_nanosleep_100x10ms" in s["user"] for s in reply["stacks"]), reply
     st = as_user(MEMBER, OFFCPUCTL, "--socket", d.sock, "status")
     assert st.returncode == 0, st.stderr
+
+
+def test_member_sees_own_stuck_tasks_only(group_daemon, paranoid):
+    """stuck reads live kernel records: the same rules as dump."""
+    paranoid.write_text("2\n")
+    d = group_daemon()
+    procs = [subprocess.Popen(["setpriv", f"--reuid={n}", f"--regid={n}", "--init-groups",
+                               str(WORKLOADS / "stuck_waits"), "--seconds", "8"],
+                              stdout=subprocess.PIPE, text=True) for n in (MEMBER, OTHER)]
+    try:
+        mine, theirs = (int(p.stdout.readline().split()[1]) for p in procs)
+        time.sleep(1.5)
+        res = as_user(MEMBER, OFFCPUCTL, "--socket", d.sock, "--json", "stuck", "--pid", mine)
+        assert res.returncode == 0, res.stderr
+        tasks = json.loads(res.stdout)["tasks"]
+        assert {t["pid"] for t in tasks} == {mine}, tasks
+        assert all(t["kernel"] == ["[kernel]"] for t in tasks), tasks
+        res = as_user(MEMBER, OFFCPUCTL, "--socket", d.sock, "stuck", "--pid", theirs)
+        assert res.returncode == 1 and "permission denied by offcpud" in res.stderr, res
+        res = as_user(MEMBER, OFFCPUCTL, "--socket", d.sock, "--json", "stuck")
+        assert theirs not in {t["pid"] for t in json.loads(res.stdout)["tasks"]}
+        res = as_user(OUTSIDER, OFFCPUCTL, "--socket", d.sock, "stuck")
+        assert res.returncode == 1 and "permission denied by offcpud" in res.stderr, res
+        # root sees theirs, kernel frames and all
+        tasks = json.loads(d.ctl("--json", "stuck", "--pid", str(theirs)).stdout)["tasks"]
+        assert tasks and all(t["kernel"] != ["[kernel]"] for t in tasks), tasks
+    finally:
+        for p in procs:
+            p.wait(timeout=30)

@@ -57,3 +57,21 @@ def test_status_human_and_json(daemon):
     assert status["collector"]["switches"] > 0 and status["drains"] > 0
     assert status["pid"] == daemon.proc.pid
     assert status["memory_used"] <= status["memory_limit"]
+
+
+def test_global_options_after_the_command(daemon, tmp_path):
+    """As a newcomer types them: offcpuctl dump ... --json, status --socket PATH."""
+    reply = json.loads(run("dump", "--since", "60s", "--json", "--socket", daemon.sock).stdout)
+    assert "stacks" in reply
+    status = run("status", f"--socket={daemon.sock}", "-j")
+    assert json.loads(status.stdout)["snapshots"] >= 0, status
+    line = one_line_error(run("status", "--socket"), 2)
+    assert "'--socket' needs a value" in line
+    # after "--", nothing is taken for a global option
+    one_line_error(run("--socket", daemon.sock, "dump", "--", "--json"), 2)
+
+
+def test_help_explains_states_and_unknown_frames():
+    out = run("--help").stdout
+    assert "T stopped (SIGSTOP, job control)" in out and "t stopped by a tracer" in out
+    assert "[unknown]" in out and "[Missed User Stack]" in out

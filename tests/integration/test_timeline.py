@@ -70,7 +70,7 @@ def test_human_sparklines_and_table(daemon, run):
     (("--buckets", "0"), 2, "invalid --buckets '0' (1 to 1000)"),
     (("--buckets", "1001"), 2, "invalid --buckets '1001' (1 to 1000)"),
     (("--pid", "2147483000"), 1, "no off-CPU data for pid 2147483000 in that window"),
-    (("--since", "@1", "--until", "@2"), 1, "no off-CPU data at all in that window"),
+    (("--since", "@1", "--until", "@2"), 1, "that window ends before the oldest data offcpud keeps"),
     (("--state", "Z"), 2, "invalid --state 'Z'"),
     (("extra",), 2, "unexpected argument 'extra'"),
 ])

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "cgroup_unit.h"
 #include "metrics.h"
 #include "persist.h"
 
@@ -70,16 +71,16 @@ static void check_units(void)
 {
     char buf[64];
 
-    CHECK(strcmp(metrics_unit_of("/system.slice/nginx.service/worker", buf, sizeof(buf)),
+    CHECK(strcmp(cgroup_unit("/system.slice/nginx.service/worker", buf, sizeof(buf)),
                  "nginx.service") == 0,
           "a service's sub-cgroup belongs to the service");
-    CHECK(strcmp(metrics_unit_of("/user.slice/user-1000.slice/session-3.scope", buf, sizeof(buf)),
+    CHECK(strcmp(cgroup_unit("/user.slice/user-1000.slice/session-3.scope", buf, sizeof(buf)),
                  "session-3.scope") == 0,
           "a session scope");
-    CHECK(strcmp(metrics_unit_of("/system.slice", buf, sizeof(buf)), "system.slice") == 0,
+    CHECK(strcmp(cgroup_unit("/system.slice", buf, sizeof(buf)), "system.slice") == 0,
           "a slice");
-    CHECK(strcmp(metrics_unit_of("/", buf, sizeof(buf)), "") == 0, "the root: no unit");
-    CHECK(strcmp(metrics_unit_of("/job/x.service.d", buf, sizeof(buf)), "") == 0,
+    CHECK(strcmp(cgroup_unit("/", buf, sizeof(buf)), "") == 0, "the root: no unit");
+    CHECK(strcmp(cgroup_unit("/job/x.service.d", buf, sizeof(buf)), "") == 0,
           "a name that only contains a suffix is no unit");
 }
 

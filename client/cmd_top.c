@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* offcpuctl top: who was off-CPU most in a window, per state; --watch
+ * refreshes like top(1), with plain terminal escape codes. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "commands.h"
+#include "daemon_call.h"
+#include "duration.h"
+#include "macro.h"
+#include "selection.h"
+#include "top_table.h"
+
+/* One-shot: the last ten seconds unless --since says otherwise. */
+#define DEFAULT_WINDOW_NS  (10 * NSEC_PER_SEC)
+#define DEFAULT_REFRESH_NS (2 * NSEC_PER_SEC)
+#define DEFAULT_LIMIT      20
+
+struct top_options {
+    enum top_by by;
+    size_t limit;
+    bool watch;
+    uint64_t refresh_ns;
+};
+
+static void top_usage(FILE *f)
+{
+    fprintf(
+        f,
+        "Usage: offcpuctl [--socket PATH] [--json] top [OPTIONS]\n"
+        "Show who was off-CPU most in a window, with the time per task state\n"
+        "(S sleeping, D uninterruptible, R preempted, I idle, OTHER stopped/traced)\n"
+        "and %%WIN, the share of the window (over 100%% for several threads).\n\n"
+        "  --by WHAT              process (default), thread, cgroup, unit, comm, stack\n"
+        "  --limit N              show the N first rows (default 20; 0: all)\n"
+        "  --watch                refresh every --interval, like top(1); Ctrl-C ends\n"
+        "  --interval DURATION    the refresh interval with --watch (default 2s)\n" SELECTION_HELP
+        "  Without --since: the last 10s, or with --watch the last interval.\n");
+}
+
+static int top_option(int c, char **argv, struct top_options *o)
+{
+    char *end;
+    long n;
+
+    switch (c) {
+    case 'b':
+        if (top_by_parse(optarg, &o->by) < 0)
+            return usage_error("invalid --by '%s' (%s)", optarg, top_by_names());
+        return EXIT_OK;
+    case 'l':
+        errno = 0;
+        n = strtol(optarg, &end, 10);
+        if (errno || *end || end == optarg || n < 0)
+            return usage_error("invalid --limit '%s' (a number, 0 for all)", optarg);
+        o->limit = (size_t)n;
+        return EXIT_OK;
+    case 'w':
+        o->watch = true;
+        return EXIT_OK;
+    case 'i':
+        if (duration_parse(optarg, &o->refresh_ns) < 0 || o->refresh_ns < 100 * NSEC_PER_MSEC)
+            return usage_error("invalid --interval '%s' (a duration of 100ms or more)", optarg);
+        return EXIT_OK;
+    default:
+        return option_error(c, argv);
+    }
+}
+
+/* One table: asked, built, written. quiet_empty: an empty window is shown
+ * as such instead of failing (a refresh must go on). */
+static int show(const struct globals *g, const struct top_options *o, json_t *params,
+                bool quiet_empty)
+{
+    json_auto_t *reply = NULL;
+    json_auto_t *out = NULL;
+    struct top_table t;
+    char what[256];
+    int r = daemon_call(g, top_method(o->by), params, &reply);
+
+    if (r != EXIT_OK)
+        return r;
+    r = top_table_build(reply, o->by, &t);
+    if (r < 0)
+        return fail("building the table: %s", strerror(-r));
+    if (!t.n && !quiet_empty) {
+        top_table_done(&t);
+        selection_describe(params, what, sizeof(what));
+        return fail("no off-CPU data%s in that window", what);
+    }
+    if (g->json) {
+        out = top_table_json(&t, o->limit);
+        /* with --watch, one document per line: a stream a program can follow */
+        if (o->watch) {
+            json_dumpf(out, stdout, JSON_COMPACT);
+            putchar('\n');
+        } else {
+            r = print_json(out);
+        }
+    } else {
+        top_table_print(stdout, &t, o->limit);
+    }
+    top_table_done(&t);
+    return finish_output(r);
+}
+
+static int watch(const struct globals *g, const struct top_options *o, json_t *params)
+{
+    struct timespec pause = {(time_t)(o->refresh_ns / NSEC_PER_SEC),
+                             (long)(o->refresh_ns % NSEC_PER_SEC)};
+
+    for (;;) {
+        int r;
+
+        /* home and clear: understood by every terminal and by tmux */
+        if (!g->json)
+            fputs("\033[H\033[2J", stdout);
+        r = show(g, o, params, true);
+        if (r != EXIT_OK)
+            return r;
+        nanosleep(&pause, NULL);
+    }
+}
+
+int cmd_top(const struct globals *g, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        SELECTION_OPTIONS,
+        {"by", required_argument, NULL, 'b'},
+        {"limit", required_argument, NULL, 'l'},
+        {"watch", no_argument, NULL, 'w'},
+        {"interval", required_argument, NULL, 'i'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    struct top_options o = {
+        .by = TOP_BY_PROCESS, .limit = DEFAULT_LIMIT, .refresh_ns = DEFAULT_REFRESH_NS};
+    json_auto_t *params = json_object();
+    int c, r = EXIT_OK;
+
+    optind = 1;
+    opterr = 0;
+    while (r == EXIT_OK && (c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+        if (c == 'h') {
+            top_usage(stdout);
+            return EXIT_OK;
+        }
+        r = selection_option(c, optarg, params);
+        if (r == -ENOENT)
+            r = top_option(c, argv, &o);
+    }
+    if (r == EXIT_OK && optind < argc)
+        r = usage_error("unexpected argument '%s'", argv[optind]);
+    if (r != EXIT_OK)
+        return r;
+    if (!json_object_get(params, "since_ns") && !json_object_get(params, "start_ns"))
+        json_object_set_new(params, "since_ns",
+                            json_integer((json_int_t)(o.watch ? o.refresh_ns : DEFAULT_WINDOW_NS)));
+    json_object_set_new(params, "group_by", top_group_by(o.by));
+    return o.watch ? watch(g, &o, params) : show(g, &o, params, false);
+}

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include "stuck.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "array.h"
+#include "cgroup_unit.h"
+#include "clock.h"
+#include "log.h"
+#include "macro.h"
+#include "varlink_frame.h"
+
+#define MISSED_USER   "[Missed User Stack]"
+#define MISSED_KERNEL "[Missed Kernel Stack]"
+
+struct blocked_list {
+    struct offcpu_blocked *tasks;
+    size_t n, cap;
+    size_t withheld; /* matched, but other users' */
+};
+
+static bool selected(struct daemon *d, const struct query *q, const struct offcpu_blocked *b)
+{
+    char path[PATH_MAX];
+
+    if (q->pid >= 0 && b->tgid != q->pid)
+        return false;
+    if (q->tid >= 0 && b->tid != q->tid)
+        return false;
+    if (q->state && b->state != (uint32_t)q->state)
+        return false;
+    if (q->comm && strncmp(b->comm, q->comm, sizeof(b->comm)) != 0)
+        return false;
+    if (!q->cgroup && !q->unit)
+        return true;
+    if (!d->cgroups || cgroups_path(d->cgroups, b->cgroup_id, path, sizeof(path)) < 0)
+        return false;
+    return (!q->cgroup || query_in_cgroup(path, q->cgroup)) &&
+           (!q->unit || cgroup_in_unit(path, q->unit));
+}
+
+/* Keeps b; when the list is full, in place of its most recently blocked
+ * task if b has been blocked longer. */
+static int keep(struct blocked_list *l, const struct offcpu_blocked *b)
+{
+    size_t youngest = 0;
+
+    if (l->n < STUCK_MAX_TASKS) {
+        if (array_reserve(&l->tasks, &l->cap, l->n + 1, sizeof(*l->tasks), 16) < 0)
+            return -ENOMEM;
+        l->tasks[l->n++] = *b;
+        return 0;
+    }
+    for (size_t i = 1; i < l->n; i++)
+        if (l->tasks[i].since_ns > l->tasks[youngest].since_ns)
+            youngest = i;
+    if (b->since_ns < l->tasks[youngest].since_ns)
+        l->tasks[youngest] = *b;
+    return 0;
+}
+
+static int read_blocked(struct daemon *d, const struct query *q, uint64_t min_ns,
+                        struct blocked_list *l)
+{
+    _cleanup_close_ int fd = collector_open_blocked(d->collector, min_ns);
+    struct offcpu_blocked b;
+    ssize_t n;
+    int r;
+
+    if (fd < 0)
+        return fd;
+    /* the kernel hands out whole records: one per read of that size */
+    while ((n = read(fd, &b, sizeof(b))) == (ssize_t)sizeof(b)) {
+        b.comm[sizeof(b.comm) - 1] = '\0';
+        if (!selected(d, q, &b))
+            continue;
+        if (q->uid >= 0 && b.uid != q->uid) {
+            l->withheld++;
+            continue;
+        }
+        r = keep(l, &b);
+        if (r < 0)
+            return r;
+    }
+    return n < 0 ? -errno : 0;
+}
+
+/* Root first, as in Dump; a user frame in no mapping ends the walk there
+ * (what a frame-pointer walk finds past it is junk), as at drain. */
+static json_t *user_json(struct symbolizer *sym, const struct offcpu_blocked *b)
+{
+    json_t *a = json_array();
+    char name[512];
+
+    if (b->kthread)
+        return a;
+    if (!b->user_nr) {
+        json_array_append_new(a, json_string(MISSED_USER));
+        return a;
+    }
+    for (uint32_t i = 0; i < b->user_nr && i < OFFCPU_USER_DEPTH; i++) {
+        int r = symbolizer_user_frame(sym, b->tgid, b->exec_id, b->user[i], i == 0, name,
+                                      sizeof(name), NULL);
+
+        json_array_insert_new(a, 0, json_string(name));
+        if (r < 0 && i > 0)
+            break;
+    }
+    return a;
+}
+
+static json_t *kernel_json(struct symbolizer *sym, const struct offcpu_blocked *b, bool collapse)
+{
+    json_t *a = json_array();
+    char name[512];
+
+    if (collapse || !b->kernel_nr) {
+        json_array_append_new(a, json_string(collapse ? "[kernel]" : MISSED_KERNEL));
+        return a;
+    }
+    for (uint32_t i = 0; i < b->kernel_nr && i < OFFCPU_KERNEL_DEPTH; i++) {
+        /* the tracer's own frames are where the stack was taken: the leaf end */
+        if (symbolizer_kernel_frame(sym, b->kernel[i], false, name, sizeof(name)) ==
+                SYMBOLIZER_SKIP &&
+            json_array_size(a) == 0)
+            continue;
+        json_array_insert_new(a, 0, json_string(name));
+    }
+    return a;
+}
+
+static int by_since(const void *a, const void *b)
+{
+    const struct offcpu_blocked *x = a, *y = b;
+
+    return x->since_ns < y->since_ns ? -1 : x->since_ns > y->since_ns;
+}
+
+static json_t *task_json(struct daemon *d, const struct offcpu_blocked *b, bool collapse,
+                         int64_t now_mono, int64_t now_real)
+{
+    int64_t blocked = now_mono - (int64_t)b->since_ns;
+    char state = (char)b->state, cgroup[PATH_MAX];
+    json_t *o = json_pack("{s:i, s:i, s:s, s:s#, s:I, s:I, s:o, s:o}", "pid", (int)b->tgid, "tid",
+                          (int)b->tid, "comm", b->comm, "state", &state, (int)1, "since_ns",
+                          (json_int_t)(now_real - blocked), "blocked_ns", (json_int_t)blocked,
+                          "user", user_json(d->sym, b), "kernel", kernel_json(d->sym, b, collapse));
+
+    if (o && d->cgroups && cgroups_path(d->cgroups, b->cgroup_id, cgroup, sizeof(cgroup)) == 0)
+        json_object_set_new(o, "cgroup", json_string(cgroup));
+    return o;
+}
+
+json_t *stuck_reply(struct daemon *d, const struct query *q, uint64_t min_ns)
+{
+    struct blocked_list l = {0};
+    int64_t now_mono, now_real;
+    json_t *tasks;
+    int r;
+
+    if (!d->collector || !d->sym)
+        return vl_error_new("io.offcpud.NotSupported",
+                            json_pack("{s:s}", "reason", "no collector is running"));
+    /* a task in a cgroup made since the last drain: its id is new */
+    if (d->cgroups)
+        cgroups_begin_pass(d->cgroups);
+    r = read_blocked(d, q, min_ns, &l);
+    if (r == -EOPNOTSUPP) {
+        free(l.tasks);
+        return vl_error_new(
+            "io.offcpud.NotSupported",
+            json_pack("{s:s}", "reason", "the raw_tp collector keeps no task records to read"));
+    }
+    if (r < 0) {
+        free(l.tasks);
+        log_warning("listing blocked tasks: %s", strerror(-r));
+        return vl_error_new("io.offcpud.InvalidRequest",
+                            json_pack("{s:s}", "reason", "cannot read the blocked tasks"));
+    }
+    if (l.withheld && !l.n) {
+        free(l.tasks);
+        return vl_error_new("org.varlink.service.PermissionDenied", NULL);
+    }
+    now_mono = clock_ns(CLOCK_MONOTONIC);
+    now_real = clock_ns(CLOCK_REALTIME);
+    if (l.n)
+        qsort(l.tasks, l.n, sizeof(*l.tasks), by_since);
+    symbolizer_begin_pass(d->sym);
+    tasks = json_array();
+    for (size_t i = 0; i < l.n; i++)
+        json_array_append_new(tasks,
+                              task_json(d, &l.tasks[i], q->collapse_kernel, now_mono, now_real));
+    free(l.tasks);
+    return vl_reply_new(json_pack("{s:I, s:I, s:o}", "now_ns", (json_int_t)now_real, "min_ns",
+                                  (json_int_t)min_ns, "tasks", tasks),
+                        false);
+}

@@ -1,0 +1,100 @@
+"""offcpuctl top against workloads whose blocking is known: per process, thread and
+comm, per state, the same totals as dump over the same window; --watch refreshes."""
+import json
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import OFFCPUCTL, at, run_workload, within
+
+
+@pytest.fixture(scope="module")
+def runs(daemon):
+    """sleep_and_pipe (S) and vfork_waits (D), one after the other, and the window
+    that holds both."""
+    sleeper = run_workload("sleep_and_pipe")
+    vfork = run_workload("vfork_waits", "--forks", "100")
+    reply = daemon.dump_json("--pid", str(sleeper["pid"]), "--since", "60s")
+    window = ("--since", at(reply["start_ns"]), "--until", "0s")
+    return sleeper, vfork, window
+
+
+def top_json(daemon, *args):
+    return json.loads(daemon.ctl("--json", "top", *args).stdout)
+
+
+def test_process_row_is_dumps_total(daemon, runs):
+    sleeper, _, window = runs
+    pid = str(sleeper["pid"])
+    top = top_json(daemon, "--pid", pid, *window)
+    assert [r["pid"] for r in top["rows"]] == [sleeper["pid"]], top
+    row = top["rows"][0]
+    dump = daemon.dump_json("--pid", pid, "--since", at(top["start_ns"]),
+                            "--until", at(top["end_ns"]))
+    assert row["total_ns"] == sum(s["total_ns"] for s in dump["stacks"])
+    assert row["count"] == sum(s["count"] for s in dump["stacks"])
+    assert row["comm"] == "sleep_and_pipe"
+    assert row["states"]["S"] > 0.95 * row["total_ns"], row
+    assert row["share"] == pytest.approx(row["total_ns"] / (top["end_ns"] - top["start_ns"]))
+
+
+def test_thread_rows_match_the_workloads_measure(daemon, runs):
+    sleeper, _, window = runs
+    top = top_json(daemon, "--pid", str(sleeper["pid"]), "--by", "thread", *window)
+    rows = {r["tid"]: r for r in top["rows"]}
+    for tid, truth in ((sleeper["nanosleep_tid"], sleeper["nanosleep_offcpu_ns"]),
+                       (sleeper["pipe_tid"], sleeper["pipe_offcpu_ns"])):
+        assert within(rows[tid]["states"]["S"], truth, 0.03), (rows[tid], truth)
+
+
+def test_vfork_parent_in_d_column(daemon, runs):
+    _, vfork, window = runs
+    top = top_json(daemon, "--pid", str(vfork["pid"]), *window)
+    row = top["rows"][0]
+    # the parent waits in D for each of 100 children sleeping 5 ms
+    assert row["states"]["D"] >= 0.9 * 100 * 5e6, row
+    human = daemon.ctl("top", "--pid", str(vfork["pid"]), *window).stdout.splitlines()
+    assert human[0].startswith("off-CPU time by process, "), human
+    assert human[1].split()[:7] == ["TOTAL", "S", "D", "R", "I", "OTHER", "%WIN"], human
+    cells = human[2].split()
+    assert cells[-2:] == [str(vfork["pid"]), "vfork_waits"] and cells[2] != "-", human
+
+
+def test_by_comm_and_unit(daemon, runs):
+    sleeper, _, window = runs
+    top = top_json(daemon, "--comm", "sleep_and_pipe", "--by", "comm", *window)
+    assert [r["comm"] for r in top["rows"]] == ["sleep_and_pipe"], top
+    top = top_json(daemon, "--pid", str(sleeper["pid"]), "--by", "unit", *window)
+    assert len(top["rows"]) == 1 and "unit" in top["rows"][0], top
+    top = top_json(daemon, "--pid", str(sleeper["pid"]), "--by", "stack", "--limit", "1",
+                   *window)
+    assert top["rows_total"] > 1 and len(top["rows"]) == 1, top
+    assert top["rows"][0]["stack"].startswith("sleep_and_pipe;"), top
+
+
+def test_watch_refreshes(daemon, runs):
+    for args, check in ((["top", "--watch", "--interval", "300ms"],
+                         lambda out: out.count("\033[H\033[2J") >= 2 and
+                         out.count("off-CPU time by process") >= 2),
+                        (["--json", "top", "--watch", "--interval", "300ms"],
+                         lambda out: len([json.loads(l) for l in out.splitlines()]) >= 2)):
+        proc = subprocess.Popen([str(OFFCPUCTL), "--socket", daemon.sock, *args],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=10)
+        assert check(out), (args, out[:2000], err)
+
+
+def test_bad_input(daemon, runs):
+    for args, code, cause in ((["--by", "pid"], 2, "invalid --by 'pid'"),
+                              (["--limit", "-1"], 2, "invalid --limit '-1'"),
+                              (["--interval", "1ms"], 2, "invalid --interval '1ms'"),
+                              (["--pid", "0"], 2, "invalid --pid '0'"),
+                              (["--comm", "no-such-comm-here"], 1,
+                               "no off-CPU data for comm no-such-comm-here in that window")):
+        res = daemon.ctl("top", *args, check=False)
+        assert res.returncode == code, (args, res)
+        assert cause in res.stderr and res.stderr.count("\n") == 1, (args, res.stderr)
