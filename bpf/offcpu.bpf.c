@@ -784,7 +784,7 @@ struct {
  * Run when a client asks which tasks are stuck: writes one struct
  * offcpu_blocked per task off-CPU for at least blocked_min_ns, with the
  * stacks its switch-out recorded. A task that runs meanwhile changes
- * blocked_since (or clears ts): its copy is dropped, it is not stuck.
+ * since (or clears ts): its copy is dropped, it is not stuck.
  */
 SEC("iter/task")
 int list_blocked(struct bpf_iter__task *ctx)

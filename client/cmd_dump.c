@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* offcpuctl dump: the off-CPU stacks of a selection, folded or as JSON. */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include "macro.h"
 #include "pprof.h"
 #include "protocol.h"
+#include "output_file.h"
 #include "render.h"
 #include "selection.h"
 
@@ -106,38 +106,36 @@ static void ask_for_pprof(json_t *params)
     json_object_set_new(params, "group_by", fields);
 }
 
-/* -o FILE: made only once there is something to put in it. */
-static int open_output(const struct dump_output *out)
-{
-    int fd;
+struct dump_job {
+    const struct globals *g;
+    json_t *params;
+    const json_t *reply; /* none for svg: the flame graph asks for its own */
+    enum dump_format format;
+};
 
-    if (!out->path)
-        return EXIT_OK;
-    fd = open(out->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return fail("cannot write %s: %s", out->path, strerror(errno));
-    fflush(stdout);
-    if (dup2(fd, STDOUT_FILENO) < 0) {
-        close(fd);
-        return fail("cannot write %s: %s", out->path, strerror(errno));
-    }
-    close(fd);
-    return EXIT_OK;
-}
-
-static int print_dump(const json_t *reply, const struct dump_output *out)
+/* An output_writer: the dump in its format, to f. */
+static int write_dump(FILE *f, void *ctx)
 {
+    const struct dump_job *job = ctx;
+    struct flamegraph_request req = {
+        .colors = SVG_COLOR_FRAMES, .min_px = SVG_MIN_PX, .timeline = true};
+    struct flamegraph_written written;
     int n;
 
-    switch (out->format) {
+    switch (job->format) {
+    case FORMAT_SVG:
+        return flamegraph_svg(job->g, job->params, &req, f, &written);
     case FORMAT_JSON:
-        return print_json(reply);
+        if (json_dumpf(job->reply, f, JSON_INDENT(2)) < 0 || fputc('\n', f) == EOF)
+            return -EIO;
+        return 0;
     case FORMAT_PPROF:
-        n = pprof_write(STDOUT_FILENO, reply);
-        return n < 0 ? fail("writing pprof: %s", strerror(-n)) : EXIT_OK;
+        if (fflush(f) != 0)
+            return -errno;
+        return pprof_write(fileno(f), job->reply);
     default:
-        n = render_folded(stdout, reply);
-        return n < 0 ? fail("rendering: %s", strerror(-n)) : EXIT_OK;
+        n = render_folded(f, job->reply);
+        return n < 0 ? n : 0;
     }
 }
 
@@ -156,6 +154,8 @@ int cmd_dump(const struct globals *g, int argc, char **argv)
     json_auto_t *params = json_object();
     json_auto_t *reply = NULL;
     struct dump_output out = {.format = g->json ? FORMAT_JSON : FORMAT_FOLDED};
+    struct dump_job job;
+    long bytes;
     int c, r = EXIT_OK;
 
     optind = 1;
@@ -178,24 +178,20 @@ int cmd_dump(const struct globals *g, int argc, char **argv)
     /* a terminal would only show the binary as garbage */
     if (r == EXIT_OK && out.format == FORMAT_PPROF && !out.path && isatty(STDOUT_FILENO))
         r = usage_error("pprof output is binary: give -o FILE or redirect it");
-    if (r == EXIT_OK && out.format == FORMAT_SVG) {
-        struct flamegraph_request req = {
-            .colors = SVG_COLOR_FRAMES, .min_px = SVG_MIN_PX, .timeline = true};
-        struct flamegraph_written written;
-
-        if (json_object_get(params, "group_by"))
-            return usage_error("--format svg does not take --group-by");
-        r = open_output(&out);
-        return r != EXIT_OK ? r : finish_output(flamegraph_svg(g, params, &req, stdout, &written));
-    }
-    if (out.format == FORMAT_PPROF)
+    if (r == EXIT_OK && out.format == FORMAT_SVG && json_object_get(params, "group_by"))
+        r = usage_error("--format svg does not take --group-by");
+    if (r == EXIT_OK && out.format == FORMAT_PPROF)
         ask_for_pprof(params);
-    if (r == EXIT_OK)
+    if (r == EXIT_OK && out.format != FORMAT_SVG) {
         r = daemon_call(g, "io.offcpud.Dump", params, &reply);
+        if (r == EXIT_OK && json_array_size(json_object_get(reply, "stacks")) == 0)
+            return selection_no_data(params, "that window");
+    }
     if (r != EXIT_OK)
         return r;
-    if (json_array_size(json_object_get(reply, "stacks")) == 0)
-        return selection_no_data(params, "that window");
-    r = open_output(&out);
-    return r != EXIT_OK ? r : finish_output(print_dump(reply, &out));
+    job = (struct dump_job){.g = g, .params = params, .reply = reply, .format = out.format};
+    if (out.path)
+        return output_file(out.path, write_dump, &job, &bytes);
+    r = write_dump(stdout, &job);
+    return finish_output(r < 0 ? fail("writing output: %s", strerror(-r)) : r);
 }

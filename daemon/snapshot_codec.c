@@ -25,6 +25,9 @@ struct disk_record {
 
 void codec_put(struct codec_writer *w, const void *data, size_t len)
 {
+    /* nothing to write may come as NULL, which fwrite must not be given */
+    if (!len)
+        return;
     if (w->hashed)
         w->hash = fnv1a(w->hash, data, len);
     fwrite(data, 1, len, w->f);

@@ -41,6 +41,8 @@ def pytest_collection_modifyitems(config, items):
 class Daemon:
     """An offcpud process on a private socket."""
 
+    started = []  # every one, for reap_daemons
+
     def __init__(self, tmp: Path, *args: str, sock="offcpud.sock", umask=-1):
         """sock: the socket's path under tmp; umask: the daemon's (-1: this process's)."""
         self.sock = str(tmp / sock)
@@ -50,6 +52,7 @@ class Daemon:
             args = (*args, "--state-directory", str(tmp / "state"))
         self.proc = subprocess.Popen([str(OFFCPUD), "--socket", self.sock, *args],
                                      stdout=self.log, stderr=subprocess.STDOUT, umask=umask)
+        Daemon.started.append(self)
         self._wait_ready()
 
     def _wait_ready(self, timeout=20.0):
@@ -99,6 +102,19 @@ class Daemon:
         for mark in SANITIZER_MARKS:
             assert mark not in log, f"sanitizer report in offcpud's log:\n{log}"
         assert not os.path.exists(self.sock), "socket file left behind"
+
+
+@pytest.fixture(autouse=True)
+def reap_daemons():
+    """A test that failed before it stopped its daemons leaves none running: each
+    would keep its programs on every context switch and slow every later test."""
+    before = len(Daemon.started)  # a module's daemon, made first, is its fixture's
+    yield
+    for d in Daemon.started[before:]:
+        if d.proc.poll() is None:
+            d.proc.kill()
+            d.proc.wait()
+    del Daemon.started[before:]
 
 
 class VarlinkStream:

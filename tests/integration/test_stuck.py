@@ -45,7 +45,9 @@ def test_vfork_parent_in_d_with_its_stack(stuck_waits):
     t = task(reply, pid)
     assert t["state"] == "D", t
     assert 1.5e9 <= t["blocked_ns"] <= SECONDS * 1e9, t
-    assert "__x64_sys_vfork" in t["kernel"] and "main" in t["user"], t
+    # the user stack as walked at switch-out: its leaf at least (how far a walk gets
+    # past glibc's __vfork is the unwinder's business, tested in test_unwind)
+    assert "__x64_sys_vfork" in t["kernel"] and t["user"][-1] == "__vfork", t
     # since when: now less what it has been blocked, within the reply's own clock
     assert t["since_ns"] == pytest.approx(reply["now_ns"] - t["blocked_ns"], abs=1e6), t
     assert reply["tasks"][0]["blocked_ns"] >= reply["tasks"][-1]["blocked_ns"]
