@@ -42,7 +42,7 @@ volatile __u32 gen;
 
 /* Set by the daemon before load. */
 const volatile bool trace_kernel_threads = true;
-const volatile __u32 ntrace_cgroups = 0;   /* 0: every cgroup; else those in trace_cgroups */
+const volatile __u32 ntrace_cgroups = 0; /* 0: every cgroup; else those in trace_cgroups */
 /* What one cgroup may add to a generation's maps: new stacks, new aggregate
  * entries (0: no limit). Set from the maps' sizes and the cgroup share. */
 const volatile __u32 stack_share_max = 0;
@@ -280,8 +280,13 @@ static __always_inline __u64 take_user_stack(void *ctx, struct offcpu_stack *s,
                                              const struct switch_out *so, bool *final)
 {
     if (unwind_dwarf && so->has_regs) {
-        struct unwind_start start = {.ip = so->fp.ip, .sp = so->fp.sp, .bp = so->fp.bp,
-                                     .mm = so->mm, .tgid = so->tgid, .exec_id = so->exec_id};
+        struct unwind_start start = {.ip = so->fp.ip,
+                                     .sp = so->fp.sp,
+                                     .bp = so->fp.bp,
+                                     .di = so->fp.di,
+                                     .mm = so->mm,
+                                     .tgid = so->tgid,
+                                     .exec_id = so->exec_id};
 
         *final = unwind_user_stack(s, &start);
     } else {
@@ -370,6 +375,10 @@ static __always_inline __u32 owner_of(__u32 uid, __u32 euid, __u32 suid, const s
 
 static __always_inline void switch_out(void *ctx, struct task_rec *rec, const struct switch_out *so)
 {
+    /* off-CPU from here: a deep stack takes a while to walk, and that while
+     * is the task's blocked time too */
+    __u64 now = bpf_ktime_get_ns();
+
     /* a tid-keyed record may have belonged to an earlier task with this tid */
     if (rec->start_time != so->start_time) {
         rec->start_time = so->start_time;
@@ -391,9 +400,9 @@ static __always_inline void switch_out(void *ctx, struct task_rec *rec, const st
         rec->announced = 1;
         announce(so->tgid, so->exec_id, OFFCPU_ANNOUNCE_PROCESS, so->mm);
     }
-    rec->since = bpf_ktime_get_ns();
+    rec->since = now;
     /* Last, so that a record is complete whenever ts is set. */
-    rec->ts = rec->since;
+    rec->ts = now;
     stat_add(OFFCPU_STAT_SWITCHES, 1);
 }
 

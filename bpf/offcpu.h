@@ -66,10 +66,10 @@ struct offcpu_stack {
  * behind each.
  */
 enum offcpu_cfa {
-    OFFCPU_CFA_NONE,    /* no CFI here (code without it, JIT code): follow the frame pointer */
-    OFFCPU_CFA_RSP,     /* CFA = rsp + cfa_off */
-    OFFCPU_CFA_RBP,     /* CFA = rbp + cfa_off */
-    OFFCPU_CFA_PLT,     /* a PLT entry: rsp + cfa_off, 8 more from its push on (pc & 15 >= plt_push) */
+    OFFCPU_CFA_NONE, /* no CFI here (code without it, JIT code): follow the frame pointer */
+    OFFCPU_CFA_RSP,  /* CFA = rsp + cfa_off */
+    OFFCPU_CFA_RBP,  /* CFA = rbp + cfa_off */
+    OFFCPU_CFA_PLT,  /* a PLT entry: rsp + cfa_off, 8 more from its push on (pc & 15 >= plt_push) */
     OFFCPU_CFA_ENTRY,   /* a thread's entry (return address undefined): the stack is whole */
     OFFCPU_CFA_UNKNOWN, /* CFI the walk cannot follow (other expressions, signal frames) */
 };
@@ -80,6 +80,14 @@ enum offcpu_rbp {
     OFFCPU_RBP_UNKNOWN, /* not recoverable: a caller whose CFA needs it ends the walk */
 };
 
+/* Where the return address is: below the CFA, as every call leaves it; or,
+ * in the innermost frame only, in rdi (glibc's vfork pops it there, so that
+ * the child cannot overwrite it on the shared stack). */
+enum offcpu_ra {
+    OFFCPU_RA_BELOW_CFA,
+    OFFCPU_RA_IN_RDI,
+};
+
 struct offcpu_unwind_row {
     __u32 pc; /* ELF address the row starts at (files span < 4 GiB); it ends at the next row's */
     __s32 cfa_off;
@@ -87,7 +95,8 @@ struct offcpu_unwind_row {
     __u8 cfa;      /* enum offcpu_cfa */
     __u8 rbp;      /* enum offcpu_rbp */
     __u8 plt_push; /* OFFCPU_CFA_PLT: offset of the push in each 16-byte entry */
-    __u8 pad[3];
+    __u8 ra;       /* enum offcpu_ra */
+    __u8 pad[2];
 };
 
 /* Executable mappings of one process the walk knows; more are not walked. */
@@ -123,9 +132,15 @@ enum offcpu_unwind_asked {
 };
 
 struct offcpu_unwind_process {
-    __u64 mm;    /* the address space the table is of: after an exec, or for a reused pid, it is stale */
+    /* the address space the table is of: after an exec, or for a reused
+     * pid, it is stale */
+    __u64 mm;
     __u32 n;     /* mappings, sorted by start */
     __u32 asked; /* enum offcpu_unwind_asked */
+    /* A table read before its address space was known (mm 0, at start) is
+     * of the process that started (boot time, ns) in [started_from,
+     * started_to): not of another that reused its pid. */
+    __u64 started_from, started_to;
     struct offcpu_unwind_mapping maps[OFFCPU_UNWIND_MAPPINGS_MAX];
 };
 

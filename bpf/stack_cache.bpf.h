@@ -25,6 +25,7 @@ const volatile __u32 check_shift = 6;   /* ...and walk anyway one hit in 2^check
  */
 struct fingerprint {
     __u64 ip, sp, bp;
+    __u64 di; /* not compared: where the unwinder finds vfork's return address */
     __u64 syscall;
     __u64 exec_id; /* an exec in place starts a new image */
     __u32 state;
@@ -40,6 +41,7 @@ static __always_inline void fingerprint_of(struct fingerprint *fp, struct task_s
     fp->ip = regs->ip;
     fp->sp = regs->sp;
     fp->bp = regs->bp;
+    fp->di = regs->di;
     fp->syscall = regs->orig_ax;
     fp->exec_id = task->self_exec_id;
     fp->state = state;

@@ -79,6 +79,8 @@ enum walk_end {
  * function, can be verified once for every walk. */
 struct walk {
     __u64 pc, sp, bp;
+    __u64 di;    /* the innermost frame's rdi (vfork's return address) */
+    __u32 first; /* the step is of the innermost frame, whose registers are all known */
     __u64 frame; /* the step's frame, kept if it says so */
     __u64 mm;
     __u32 tgid, exec_id;
@@ -122,8 +124,7 @@ static __always_inline bool mapping_of(const struct offcpu_unwind_process *proc,
 
 /* The row of the file's rows [first, first + count) covering ELF address
  * vaddr, or NULL before the first. */
-static __always_inline const struct offcpu_unwind_row *row_of(__u32 first, __u32 count,
-                                                              __u32 vaddr)
+static __always_inline const struct offcpu_unwind_row *row_of(__u32 first, __u32 count, __u32 vaddr)
 {
     __u32 lo = first, hi = first + count, idx;
 
@@ -180,8 +181,8 @@ static __always_inline void find_exe(struct walk *w)
     f = inode ? file_rows(BPF_CORE_READ(inode, i_sb, s_dev), BPF_CORE_READ(inode, i_ino)) : NULL;
     /* start_code is where the executable segment's own address landed */
     if (f)
-        mapping_of_file(BPF_CORE_READ(mm, start_code), BPF_CORE_READ(mm, end_code), f,
-                        f->seg_vaddr, &w->exe);
+        mapping_of_file(BPF_CORE_READ(mm, start_code), BPF_CORE_READ(mm, end_code), f, f->seg_vaddr,
+                        &w->exe);
 }
 
 /* bpf_find_vma's callback: the mapping at the address, if its file has rows. */
@@ -269,12 +270,19 @@ static __always_inline bool has_table(struct walk *w)
         request_table(w->tgid, w->exec_id, w->mm);
         return false;
     }
-    /* a table read at start knows no address space yet: it is this one's
-     * (the daemon read it after this process began) */
-    if (p->mm == 0)
-        __sync_val_compare_and_swap(&p->mm, 0, w->mm);
+    /* a table read at start knows no address space yet: it is this one's if
+     * this process is the one that had the pid then (the daemon read the
+     * table after this process began; an exec since was announced) */
+    if (p->mm == 0) {
+        __u64 started = bpf_get_current_task_btf()->group_leader->start_boottime;
+
+        if (started >= p->started_from && started < p->started_to)
+            __sync_val_compare_and_swap(&p->mm, 0, w->mm);
+    }
+    /* (the empty table standing for one asked for is no table: code it does
+     * not know is followed by frame pointer meanwhile) */
     if (p->mm == w->mm)
-        return true;
+        return p->n > 0;
     /* an exec, or another process with a reused pid */
     if (__sync_lock_test_and_set(&p->asked, OFFCPU_UNWIND_ASKED) != OFFCPU_UNWIND_ASKED)
         request_table(w->tgid, w->exec_id, w->mm);
@@ -328,9 +336,18 @@ static __always_inline bool step_by_row(struct walk *w, const struct offcpu_unwi
         w->end = WALK_UNKNOWN;
         return false;
     }
-    /* one read where rbp lies next to the return address, as after the
-     * usual push rbp: user memory reads are dear */
-    if (row->rbp == OFFCPU_RBP_SAVED && row->rbp_off == -16) {
+    if (row->ra == OFFCPU_RA_IN_RDI) {
+        /* only the innermost frame's rdi is known */
+        if (!w->first ||
+            (row->rbp == OFFCPU_RBP_SAVED &&
+             bpf_probe_read_user(&frame[0], sizeof(frame[0]), (void *)(cfa + row->rbp_off)) < 0)) {
+            w->end = WALK_UNKNOWN;
+            return false;
+        }
+        frame[1] = w->di;
+    } else if (row->rbp == OFFCPU_RBP_SAVED && row->rbp_off == -16) {
+        /* one read where rbp lies next to the return address, as after the
+         * usual push rbp: user memory reads are dear */
         if (bpf_probe_read_user(frame, sizeof(frame), (void *)(cfa - 16)) < 0) {
             w->end = WALK_READ;
             return false;
@@ -386,18 +403,20 @@ __noinline int unwind_frame(struct walk *w, __u32 i)
         if (!mapping_without_table(w, at, &m)) {
             w->end = WALK_NO_TABLE;
             w->unknown = true;
-            /* A process whose table is not read yet (just exec'd, under
-             * load) is followed by frame pointer meanwhile, as the kernel
-             * would. With a table, an address in no code of the process is
-             * no frame (a new thread's first instruction, where its CFI is
-             * still its parent's): not kept. */
-            if (w->has_table)
+            /* Code the walk does not know (a process whose table is not read
+             * yet, JIT code just mapped) is followed by frame pointer
+             * meanwhile, as the kernel would. But a return address in no code
+             * of a process whose table is read is no frame (a new thread's
+             * first instruction, where its CFI is still its parent's): not
+             * kept. */
+            if (w->has_table && i > 0)
                 return STEP_STOP;
             w->frame = w->pc;
             return step_by_frame_pointer(w) && w->pc ? STEP_NEXT : STEP_LAST;
         }
     }
     w->frame = w->pc;
+    w->first = i == 0;
     if (m.row_count && at - m.bias <= 0xffffffffULL)
         row = row_of(m.row_first, m.row_count, (__u32)(at - m.bias));
     if (!row || row->cfa == OFFCPU_CFA_NONE)
@@ -440,7 +459,7 @@ static long unwind_step(__u32 i, void *ctx)
 
 /* Where the walk starts: the user registers of the task switching out. */
 struct unwind_start {
-    __u64 ip, sp, bp;
+    __u64 ip, sp, bp, di;
     __u64 mm;
     __u32 tgid, exec_id;
 };
@@ -463,6 +482,7 @@ __noinline int unwind_user_stack(struct offcpu_stack *s, const struct unwind_sta
     w->pc = r->ip;
     w->sp = r->sp;
     w->bp = r->bp;
+    w->di = r->di;
     w->bp_known = true;
     w->mm = r->mm;
     w->tgid = r->tgid;

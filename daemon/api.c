@@ -388,9 +388,9 @@ static json_t *unwind_json(struct daemon *d)
                      (json_int_t)(u.rows * row), "unwind_memory_limit",
                      (json_int_t)(u.rows_max * row), "unwind_files_without_cfi",
                      (json_int_t)u.files_without_cfi, "unwind_files_over_budget",
-                     (json_int_t)u.files_over_budget, "unwind_processes",
-                     (json_int_t)u.processes, "unwind_table_reads", (json_int_t)u.table_reads,
-                     "unwind_tables_cut", (json_int_t)u.tables_cut);
+                     (json_int_t)u.files_over_budget, "unwind_processes", (json_int_t)u.processes,
+                     "unwind_table_reads", (json_int_t)u.table_reads, "unwind_tables_cut",
+                     (json_int_t)u.tables_cut);
 }
 
 static json_t *server_json(struct daemon *d)

@@ -32,7 +32,7 @@ struct collector {
     int64_t gen_start_ns; /* CLOCK_REALTIME when the current generation began */
     struct drained d;
     uint32_t agg_cap, stack_cap;
-    struct unwind_worker *unwind; /* NULL with unwind = frame-pointer */
+    struct unwind_worker *unwind;   /* NULL with unwind = frame-pointer */
     struct offcpu_unwind_row *rows; /* unwind_rows, mapped */
     size_t rows_size;
 };
@@ -77,7 +77,7 @@ static int open_unwind_tables(struct collector *c, const struct collector_option
                           bpf_map__fd(c->skel->maps.unwind_files), &t);
     if (r < 0)
         return r;
-    unwind_tables_load_all(t);
+    unwind_tables_load_all(t, NULL, NULL);
     return unwind_worker_start(t, bpf_map__fd(c->skel->maps.unwind_asks), &c->unwind);
 }
 

@@ -212,7 +212,7 @@ static const char *const attach_choices[] = {[COLLECTOR_ATTACH_AUTO] = "auto",
                                              [COLLECTOR_ATTACH_RAW_TP] = "raw_tp",
                                              NULL};
 static const char *const unwind_choices[] = {"frame-pointer", "dwarf", NULL}; /* unwind_dwarf */
-static const char *const group_access_choices[] = {"own", "all", NULL}; /* group_access_all */
+static const char *const group_access_choices[] = {"own", "all", NULL};       /* group_access_all */
 
 static const struct key keys[] = {
     {"socket", parse_path_key, FIELD(socket_path), 1, 107,

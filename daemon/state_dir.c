@@ -222,7 +222,6 @@ static uint64_t restore_ring(struct daemon *d)
     if (r == -ENOENT)
         return 0;
     if (r == 0) {
-        d->state.ring_file_bytes = len;
         r = ring_load(&d->ring, d->metrics, buf, len, &generation);
         snprintf(why, sizeof(why), "%s",
                  r == -EBADMSG ? "corrupt, foreign or of another version" : strerror(-r));
@@ -232,6 +231,7 @@ static uint64_t restore_ring(struct daemon *d)
         reset_history(d);
         return 0;
     }
+    d->state.ring_file_bytes = len;
     return generation;
 }
 

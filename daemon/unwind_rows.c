@@ -9,10 +9,12 @@
 #include <string.h>
 
 #include "array.h"
+#include "cfi_check.h"
 #include "eh_frame_hdr.h"
 #include "macro.h"
 
 /* DWARF register numbers of x86-64 */
+#define DWARF_RDI 5
 #define DWARF_RBP 6
 #define DWARF_RSP 7
 #define DWARF_RIP 16 /* the return address column */
@@ -89,16 +91,22 @@ static bool saved_at_cfa(const Dwarf_Op *ops, size_t nops, int64_t *off)
     return false;
 }
 
-/* The return address must be where every x86-64 call puts it: CFA - 8. */
-static bool return_address_below_cfa(Dwarf_Frame *frame, bool *undefined)
+/* The return address must be where every x86-64 call puts it, CFA - 8, or
+ * (vfork) in rdi: *in_rdi. */
+static bool return_address_known(Dwarf_Frame *frame, bool *undefined, bool *in_rdi)
 {
     Dwarf_Op mem[3], *ops;
     size_t nops;
     int64_t off;
 
     *undefined = false;
+    *in_rdi = false;
     if (dwarf_frame_register(frame, DWARF_RIP, mem, &ops, &nops) < 0)
         return false;
+    if (nops == 1 && ops[0].atom == DW_OP_regx && ops[0].number == DWARF_RDI) {
+        *in_rdi = true;
+        return true;
+    }
     if (nops == 0 && ops == mem) {
         /* glibc's _start and clone3 say so: the outermost frame */
         *undefined = true;
@@ -128,7 +136,7 @@ static void rbp_rule(Dwarf_Frame *frame, struct offcpu_unwind_row *row)
 /* What the CFI of one row says, as the BPF walk can follow it. */
 static void row_of_frame(Dwarf_Frame *frame, struct offcpu_unwind_row *row)
 {
-    bool signal = false, undefined;
+    bool signal = false, undefined, in_rdi;
     Dwarf_Op *ops;
     size_t nops;
     int64_t off;
@@ -138,7 +146,7 @@ static void row_of_frame(Dwarf_Frame *frame, struct offcpu_unwind_row *row)
     /* a signal frame's "return address" is the interrupted pc, with every
      * register in the signal frame: not a call */
     if (dwarf_frame_info(frame, NULL, NULL, &signal) < 0 || signal ||
-        !return_address_below_cfa(frame, &undefined))
+        !return_address_known(frame, &undefined, &in_rdi))
         return;
     if (undefined) {
         row->cfa = OFFCPU_CFA_ENTRY;
@@ -146,20 +154,22 @@ static void row_of_frame(Dwarf_Frame *frame, struct offcpu_unwind_row *row)
     }
     if (dwarf_frame_cfa(frame, &ops, &nops) < 0)
         return;
-    if (reg_offset(ops, nops, &reg, &off) && (reg == DWARF_RSP || reg == DWARF_RBP) && off >= 8 &&
-        off < CFA_OFF_MAX) {
+    /* the CFA is above the return address, unless that is in rdi */
+    if (reg_offset(ops, nops, &reg, &off) && (reg == DWARF_RSP || reg == DWARF_RBP) &&
+        off >= (in_rdi ? 0 : 8) && off < CFA_OFF_MAX) {
         row->cfa = reg == DWARF_RSP ? OFFCPU_CFA_RSP : OFFCPU_CFA_RBP;
         row->cfa_off = (int32_t)off;
-    } else if (!plt_expression(ops, nops, row)) {
+    } else if (in_rdi || !plt_expression(ops, nops, row)) {
         return;
     }
+    row->ra = in_rdi ? OFFCPU_RA_IN_RDI : OFFCPU_RA_BELOW_CFA;
     rbp_rule(frame, row);
 }
 
 static bool same_rule(const struct offcpu_unwind_row *a, const struct offcpu_unwind_row *b)
 {
     return a->cfa == b->cfa && a->cfa_off == b->cfa_off && a->rbp == b->rbp &&
-           a->rbp_off == b->rbp_off && a->plt_push == b->plt_push;
+           a->rbp_off == b->rbp_off && a->plt_push == b->plt_push && a->ra == b->ra;
 }
 
 /* Append the row starting at pc, unless its predecessor says the same. */
@@ -251,6 +261,10 @@ int unwind_rows_derive(Elf *elf, struct unwind_rows *ret)
     if (r < 0)
         return r;
     r = eh_frame_hdr_fde_starts(elf, &starts, &n);
+    if (r < 0)
+        return r;
+    /* libdw trusts what it evaluates: only what is bounded gets to it */
+    r = cfi_check(elf);
     if (r < 0)
         return r;
     cfi = dwarf_getcfi_elf(elf);

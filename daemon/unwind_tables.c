@@ -5,12 +5,14 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "array.h"
 #include "file_cache.h"
@@ -26,7 +28,7 @@
 struct table_file {
     struct file_key key;
     struct offcpu_unwind_file_key kernel_key; /* the same file, as the BPF side names it */
-    int64_t first; /* its rows in the array, or -1 for none */
+    int64_t first;                            /* its rows in the array, or -1 for none */
     uint32_t count;
     struct unwind_segment segs[UNWIND_SEGMENTS_MAX];
     size_t nsegs;
@@ -51,7 +53,7 @@ struct unwind_tables {
     struct row_space space;
     struct freed_run *freed;
     size_t nfreed, freed_cap;
-    uint64_t grace_periods; /* as last told */
+    uint64_t grace_periods;    /* as last told */
     struct table_file **files; /* sorted by key */
     size_t nfiles, files_cap;
     struct table_proc *procs; /* sorted by pid */
@@ -60,8 +62,8 @@ struct unwind_tables {
     struct offcpu_unwind_process table; /* the one being written */
 };
 
-int unwind_tables_new(struct offcpu_unwind_row *rows, uint32_t rows_max, int procs_fd,
-                      int files_fd, struct unwind_tables **ret)
+int unwind_tables_new(struct offcpu_unwind_row *rows, uint32_t rows_max, int procs_fd, int files_fd,
+                      struct unwind_tables **ret)
 {
     struct unwind_tables *t = calloc(1, sizeof(*t));
 
@@ -241,6 +243,32 @@ static void fill_mapping(struct unwind_tables *t, pid_t pid, const struct proc_m
     e->row_count = f->count;
 }
 
+/* When pid started, in the boot-time nanoseconds the kernel keeps: /proc
+ * says it in clock ticks, so within [*from, *to). */
+static int process_start(pid_t pid, __u64 *from, __u64 *to)
+{
+    uint64_t tick = NSEC_PER_SEC / (uint64_t)sysconf(_SC_CLK_TCK), ticks;
+    _cleanup_fclose_ FILE *f = NULL;
+    char path[64], line[1024], *p;
+    int field = 2; /* past "pid (comm)" */
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    f = fopen(path, "re");
+    if (!f)
+        return -errno;
+    if (!fgets(line, sizeof(line), f))
+        return -EIO;
+    /* the name may hold anything, ')' too: the fields start after the last */
+    p = strrchr(line, ')');
+    for (; p && field < 22; field++)
+        p = strchr(p + 1, ' ');
+    if (!p || sscanf(p, " %" SCNu64, &ticks) != 1)
+        return -EIO;
+    *from = ticks * tick;
+    *to = *from + tick;
+    return 0;
+}
+
 int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm)
 {
     _cleanup_free_ struct table_file **files = NULL;
@@ -261,6 +289,13 @@ int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm)
         return -ENOMEM;
     }
     *v = (struct offcpu_unwind_process){.mm = mm};
+    if (!mm) {
+        r = process_start(pid, &v->started_from, &v->started_to);
+        if (r < 0) {
+            proc_maps_done(&maps);
+            return r;
+        }
+    }
     for (size_t k = 0; k < maps.n; k++) {
         if (v->n == OFFCPU_UNWIND_MAPPINGS_MAX) {
             v->asked = OFFCPU_UNWIND_FULL;
@@ -301,7 +336,8 @@ int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm)
     return 0;
 }
 
-void unwind_tables_load_all(struct unwind_tables *t)
+void unwind_tables_load_all(struct unwind_tables *t, void (*between)(void *userdata),
+                            void *userdata)
 {
     DIR *d = opendir("/proc");
     struct dirent *e;
@@ -309,8 +345,11 @@ void unwind_tables_load_all(struct unwind_tables *t)
     if (!d)
         return;
     while ((e = readdir(d)))
-        if (isdigit((unsigned char)e->d_name[0]))
+        if (isdigit((unsigned char)e->d_name[0])) {
             unwind_tables_load(t, (pid_t)strtol(e->d_name, NULL, 10), 0);
+            if (between)
+                between(userdata);
+        }
     closedir(d);
 }
 

@@ -36,16 +36,18 @@ struct unwind_tables_stats {
 
 /* rows: the BPF array of rows, mapped (rows_max of them); procs_fd: the BPF
  * map of tables by pid; files_fd: the BPF map of rows by file. */
-int unwind_tables_new(struct offcpu_unwind_row *rows, uint32_t rows_max, int procs_fd,
-                      int files_fd, struct unwind_tables **ret);
+int unwind_tables_new(struct offcpu_unwind_row *rows, uint32_t rows_max, int procs_fd, int files_fd,
+                      struct unwind_tables **ret);
 struct unwind_tables *unwind_tables_free(struct unwind_tables *t);
 
 /* Read the table of process pid, whose address space the BPF side calls mm
  * (0 when not known: at start). Returns 0 or a negative errno. */
 int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm);
 
-/* Read the tables of every process. */
-void unwind_tables_load_all(struct unwind_tables *t);
+/* Read the tables of every process; between (if not NULL) is called after
+ * each, so that what is more urgent need not wait for all. */
+void unwind_tables_load_all(struct unwind_tables *t, void (*between)(void *userdata),
+                            void *userdata);
 
 /* How many RCU grace periods have ended since start (one per flip): rows
  * freed are reused once two more have. Call before the calls below. */

@@ -45,9 +45,22 @@ static int on_ask(void *ctx, void *data, size_t size)
     return 0;
 }
 
+static void take_asks(void *userdata)
+{
+    struct unwind_worker *w = userdata;
+
+    ring_buffer__consume(w->asks);
+}
+
 static void *serve(void *userdata)
 {
     struct unwind_worker *w = userdata;
+
+    /* Every table again, now that the programs are attached: a process that
+     * exec'd while they were read first was not announced. A request waits
+     * for one process's table at most, not for all of them. */
+    unwind_tables_load_all(w->tables, take_asks, w);
+    publish_stats(w);
 
     while (!atomic_load(&w->stop)) {
         uint64_t n;

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Daemon, cgroup2_mount
+from conftest import WORKLOADS as BUILT_WORKLOADS, Daemon, cgroup2_mount
 
 # Where a thread begins: glibc's _start (the main thread) and clone3 (every other),
 # whose call frame information marks the return address undefined. A stripped
@@ -234,7 +234,10 @@ def test_same_callers_as_perf(daemons, tmp_path):
                              "--call-graph", "dwarf,16384", "-o", str(data), "--",
                              "/usr/bin/python3", "-c", PERF_WORKLOAD], preexec_fn=into_cgroup)
     assert proc.wait(timeout=120) == 0
-    reply = dwarf.dump_json("--comm", "python3", "--since", "120s", "--group-by", "pid",
+    # perf's own child: other tests' python3 are in the window too
+    pid = int(subprocess.run(["perf", "script", "-i", str(data), "-F", "pid"], capture_output=True,
+                             text=True, check=True).stdout.split()[0])
+    reply = dwarf.dump_json("--pid", str(pid), "--since", "120s", "--group-by", "pid",
                             "--frame-detail")
     ours = max(reply["stacks"], key=lambda s: s["total_ns"])
     assert ours["user"][-1:] == ["clock_nanosleep"], heaviest(reply["stacks"])
@@ -247,3 +250,38 @@ def test_same_callers_as_perf(daemons, tmp_path):
     assert theirs, f"perf has no sample at {mine[-1]}"
     reference = max(theirs, key=theirs.count)
     assert same(mine, reference), f"perf: {reference}\nours: {mine}\n{ours['user']}"
+
+
+def test_cpp_thread_reaches_start_thread(daemons):
+    """A std::thread of a C++ program built without frame pointers: its stack runs
+    through libstdc++'s thread routine to start_thread and clone3; a frame-pointer walk
+    loses all of that."""
+    dwarf, fp = daemons
+    pid = run([str(BUILT_WORKLOADS / "cpp_thread")])
+    for daemon, whole in ((dwarf, True), (fp, False)):
+        _, stacks = entry_share(daemon, pid)
+        sleeps = [s for s in stacks if s["user"][-1:] == ["clock_nanosleep"]]
+        total = sum(s["total_ns"] for s in sleeps)
+        rooted = sum(s["total_ns"] for s in sleeps
+                     if s["user"][:2] == ["clone3", "start_thread"]
+                     and "cpp_thread_sleeps_20x10ms()" in s["user"])
+        assert total and (rooted >= DWARF_SHARE_MIN * total if whole
+                          else rooted <= FRAME_POINTER_SHARE_MAX * total), why(daemon, sleeps)
+
+
+def test_process_running_before_the_daemon(start_daemon, tmp_path):
+    """perl (its code in libperl.so and libc: two libraries, more than a walk without a
+    table can find) started before the daemon, blocking a second at a time: its table,
+    read at start, is known to be its own by its start time, and its stacks are whole
+    from its first block on (without, that block's second would not be)."""
+    flag = tmp_path / "running"
+    flag.touch()
+    proc = subprocess.Popen(["/usr/bin/perl", "-e",
+                             "select(undef, undef, undef, 1) while -e $ARGV[0]", str(flag)])
+    time.sleep(0.2)
+    d = start_daemon("--interval", "200ms")
+    time.sleep(1.5)
+    flag.unlink()
+    assert proc.wait(timeout=60) == 0
+    share, stacks = entry_share(d, proc.pid)
+    assert share >= DWARF_SHARE_MIN, f"{share:.3f} reach an entry\n{why(d, stacks)}"

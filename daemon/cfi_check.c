@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include "cfi_check.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+
+/* What an FDE needs of its CIE to find its instructions. */
+struct cie_info {
+    Dwarf_Off offset;
+    size_t ptr_size; /* of the FDE's initial location and range */
+    bool has_z;      /* its augmentation data is preceded by its length */
+};
+
+struct reader {
+    const uint8_t *p, *end;
+    bool bad;
+};
+
+static uint64_t leb(struct reader *r)
+{
+    uint64_t v = 0;
+    unsigned shift = 0;
+
+    while (r->p < r->end) {
+        uint8_t b = *r->p++;
+
+        if (shift < 64)
+            v |= (uint64_t)(b & 0x7f) << shift;
+        shift += 7;
+        if (!(b & 0x80))
+            return v;
+    }
+    r->bad = true;
+    return 0;
+}
+
+static void skip(struct reader *r, uint64_t n)
+{
+    if (n > (uint64_t)(r->end - r->p))
+        r->bad = true;
+    else
+        r->p += n;
+}
+
+static void reg(struct reader *r)
+{
+    if (leb(r) >= CFI_REGISTERS_MAX)
+        r->bad = true;
+}
+
+/* Bytes of a pointer in encoding enc: 0 for the variable ones (LEB128),
+ * which no linker writes there. */
+static size_t pointer_size(uint8_t enc)
+{
+    switch (enc & 0x0f) {
+    case DW_EH_PE_absptr:
+    case DW_EH_PE_udata8:
+    case DW_EH_PE_sdata8:
+        return 8;
+    case DW_EH_PE_udata4:
+    case DW_EH_PE_sdata4:
+        return 4;
+    case DW_EH_PE_udata2:
+    case DW_EH_PE_sdata2:
+        return 2;
+    default:
+        return 0;
+    }
+}
+
+/* Decode [p, end) as call frame instructions; count them into *ops. */
+static int scan(const uint8_t *p, const uint8_t *end, size_t ptr_size, uint64_t *ops)
+{
+    struct reader r = {.p = p, .end = end};
+
+    while (r.p < r.end && !r.bad) {
+        uint8_t op = *r.p++;
+
+        if (++*ops > CFI_FDE_OPS_MAX)
+            return -E2BIG;
+        if (op >> 6 == 1 || op >> 6 == 3) /* advance_loc, restore: operand in op */
+            continue;
+        if (op >> 6 == 2) { /* offset: register in op, then the offset */
+            leb(&r);
+            continue;
+        }
+        switch (op) {
+        case DW_CFA_nop:
+        case DW_CFA_remember_state:
+        case DW_CFA_restore_state:
+            break;
+        case DW_CFA_set_loc:
+            skip(&r, ptr_size);
+            break;
+        case DW_CFA_advance_loc1:
+            skip(&r, 1);
+            break;
+        case DW_CFA_advance_loc2:
+            skip(&r, 2);
+            break;
+        case DW_CFA_advance_loc4:
+            skip(&r, 4);
+            break;
+        case DW_CFA_offset_extended:
+        case DW_CFA_offset_extended_sf:
+        case DW_CFA_val_offset:
+        case DW_CFA_val_offset_sf:
+        case DW_CFA_GNU_negative_offset_extended:
+        case DW_CFA_def_cfa:
+        case DW_CFA_def_cfa_sf:
+            reg(&r);
+            leb(&r);
+            break;
+        case DW_CFA_register:
+            reg(&r);
+            reg(&r);
+            break;
+        case DW_CFA_restore_extended:
+        case DW_CFA_undefined:
+        case DW_CFA_same_value:
+        case DW_CFA_def_cfa_register:
+            reg(&r);
+            break;
+        case DW_CFA_def_cfa_offset:
+        case DW_CFA_def_cfa_offset_sf:
+        case DW_CFA_GNU_args_size:
+            leb(&r);
+            break;
+        case DW_CFA_def_cfa_expression:
+            skip(&r, leb(&r));
+            break;
+        case DW_CFA_expression:
+        case DW_CFA_val_expression:
+            reg(&r);
+            skip(&r, leb(&r));
+            break;
+        default:
+            return -EBADMSG;
+        }
+    }
+    return r.bad ? -EBADMSG : 0;
+}
+
+/* The CIE's FDE pointer size, from its augmentation ("zR", "zPLR", ...). */
+static int cie_info_of(const Dwarf_CIE *cie, Dwarf_Off offset, struct cie_info *ret)
+{
+    struct reader r = {.p = cie->augmentation_data,
+                       .end = cie->augmentation_data + cie->augmentation_data_size};
+    const char *a = cie->augmentation;
+
+    *ret = (struct cie_info){.offset = offset, .ptr_size = 8, .has_z = a[0] == 'z'};
+    for (a += ret->has_z; *a && !r.bad; a++) {
+        uint8_t enc;
+
+        switch (*a) {
+        case 'R':
+        case 'P':
+            if (r.p >= r.end)
+                return -EBADMSG;
+            enc = *r.p++;
+            if (!pointer_size(enc))
+                return -EBADMSG;
+            if (*a == 'R')
+                ret->ptr_size = pointer_size(enc);
+            else
+                skip(&r, pointer_size(enc)); /* the personality routine */
+            break;
+        case 'L':
+            skip(&r, 1);
+            break;
+        case 'S':
+        case 'B':
+            break;
+        default:
+            return -EBADMSG; /* libdw would not read its FDEs either */
+        }
+    }
+    return r.bad ? -EBADMSG : 0;
+}
+
+static Elf_Data *eh_frame(Elf *elf)
+{
+    size_t shstrndx;
+    Elf_Scn *scn = NULL;
+
+    if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+        return NULL;
+    while ((scn = elf_nextscn(elf, scn))) {
+        GElf_Shdr sh;
+        const char *name;
+
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+            continue;
+        name = elf_strptr(elf, shstrndx, sh.sh_name);
+        if (name && strcmp(name, ".eh_frame") == 0)
+            return elf_rawdata(scn, NULL);
+    }
+    return NULL;
+}
+
+static const struct cie_info *find_cie(const struct cie_info *cies, size_t n, Dwarf_Off offset)
+{
+    for (size_t i = n; i-- > 0;) /* an FDE's CIE is most often the last one read */
+        if (cies[i].offset == offset)
+            return &cies[i];
+    return NULL;
+}
+
+int cfi_check(Elf *elf)
+{
+    _cleanup_free_ struct cie_info *cies = NULL;
+    const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
+    Elf_Data *data = ident ? eh_frame(elf) : NULL;
+    size_t ncies = 0, cap = 0;
+    Dwarf_Off offset = 0, next;
+    uint64_t work = 0;
+
+    if (!data || !data->d_buf)
+        return -ENODATA;
+    for (;;) {
+        Dwarf_CFI_Entry e;
+        uint64_t ops = 0;
+        int r = dwarf_next_cfi(ident, data, true, offset, &next, &e);
+
+        if (r == 1)
+            return 0;
+        if (r < 0)
+            return -EBADMSG;
+        if (dwarf_cfi_cie_p(&e)) {
+            if (ncies == cap) {
+                struct cie_info *grown =
+                    reallocarray(cies, cap = cap ? cap * 2 : 16, sizeof(*cies));
+                if (!grown)
+                    return -ENOMEM;
+                cies = grown;
+            }
+            r = cie_info_of(&e.cie, offset, &cies[ncies]);
+            if (r < 0)
+                return r;
+            ncies++;
+            r = scan(e.cie.initial_instructions, e.cie.initial_instructions_end, 8, &ops);
+        } else {
+            const struct cie_info *cie = find_cie(cies, ncies, e.fde.CIE_pointer);
+            struct reader rd = {.p = e.fde.start, .end = e.fde.end};
+
+            if (!cie)
+                return -EBADMSG;
+            skip(&rd, 2 * cie->ptr_size); /* initial location, range */
+            if (cie->has_z)
+                skip(&rd, leb(&rd));
+            if (rd.bad)
+                return -EBADMSG;
+            r = scan(rd.p, rd.end, cie->ptr_size, &ops);
+        }
+        if (r < 0)
+            return r;
+        work += ops * ops;
+        if (work > CFI_FILE_WORK_MAX)
+            return -E2BIG;
+        offset = next;
+    }
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A check of a file's .eh_frame before libdw evaluates it: a file any process
+ * maps reaches the daemon, and libdw trusts what it reads. A register number
+ * in the millions makes it allocate (and clear) gigabytes; an FDE of
+ * thousands of instructions, evaluated again for each of its rows, costs
+ * their square. This decodes the instructions only to bound both, never to
+ * evaluate them.
+ */
+#ifndef CFI_CHECK_H
+#define CFI_CHECK_H
+
+#include <gelf.h>
+
+/* Register numbers allowed: x86-64's DWARF numbers end well below. */
+#define CFI_REGISTERS_MAX 128
+/* Instructions of one FDE, and instructions times instructions of all: the
+ * rows of an FDE are found by evaluating it from its start, row by row. */
+#define CFI_FDE_OPS_MAX   4096
+#define CFI_FILE_WORK_MAX (1ULL << 27)
+
+/* 0 when every CIE and FDE of elf's .eh_frame can be evaluated within those
+ * bounds; -ENODATA without one; -EBADMSG for what cannot be decoded or
+ * names a register beyond; -E2BIG for more work than allowed. */
+int cfi_check(Elf *elf);
+
+#endif
