@@ -50,6 +50,9 @@ struct offcpu_key {
 struct offcpu_value {
     __u64 total_ns;
     __u64 count;
+    /* of total_ns, the time the task was runnable, waiting for a CPU: from
+     * its wakeup (or preemption) to its switch-in; the rest it was blocked */
+    __u64 runq_ns;
 };
 
 struct offcpu_stack {

@@ -65,8 +65,9 @@ static json_t *frames_json(const struct intern *in, uint32_t stack)
 
 static json_t *row_json(const struct intern *in, const struct query_row *row, unsigned group_by)
 {
-    json_t *o = json_pack("{s:s, s:I, s:I}", "comm", intern_string_get(in, row->comm), "total_ns",
-                          (json_int_t)row->total_ns, "count", (json_int_t)row->count);
+    json_t *o = json_pack("{s:s, s:I, s:I, s:I}", "comm", intern_string_get(in, row->comm),
+                          "total_ns", (json_int_t)row->total_ns, "runq_ns",
+                          (json_int_t)row->runq_ns, "count", (json_int_t)row->count);
 
     if (!(group_by & QUERY_MERGE_STACKS)) {
         json_object_set_new(o, "user", frames_json(in, row->ustack));

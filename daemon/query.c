@@ -65,6 +65,7 @@ static void row_from_record(struct query_row *row, const struct record *rec, con
         .tid = group_by & GROUP_BY_TID ? rec->tid : 0,
         .state = group_by & GROUP_BY_STATE ? rec->state : 0,
         .total_ns = rec->total_ns,
+        .runq_ns = rec->runq_ns,
         .count = rec->count,
     };
 }
@@ -134,6 +135,7 @@ static void merge(struct query_result *res, uint64_t min_total_ns)
     for (size_t i = 0; i < res->n; i++) {
         if (out > 0 && cmp_identity(&res->rows[out - 1], &res->rows[i]) == 0) {
             res->rows[out - 1].total_ns += res->rows[i].total_ns;
+            res->rows[out - 1].runq_ns += res->rows[i].runq_ns;
             res->rows[out - 1].count += res->rows[i].count;
         } else {
             res->rows[out++] = res->rows[i];

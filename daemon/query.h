@@ -39,6 +39,7 @@ struct query_row {
     uint32_t pid, tid;
     char state;
     uint64_t total_ns;
+    uint64_t runq_ns;
     uint64_t count;
 };
 

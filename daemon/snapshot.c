@@ -19,6 +19,13 @@ void snapshot_free(struct intern *in, struct snapshot *s)
     free(s);
 }
 
+void record_add_sums(struct record *into, const struct record *from)
+{
+    into->total_ns += from->total_ns;
+    into->runq_ns += from->runq_ns;
+    into->count += from->count;
+}
+
 size_t snapshot_bytes(const struct snapshot *s)
 {
     return sizeof(*s) + (size_t)s->n * sizeof(s->records[0]);

@@ -14,6 +14,7 @@
 
 struct record {
     uint64_t total_ns;
+    uint64_t runq_ns; /* of total_ns, runnable: waiting for a CPU, not blocked */
     uint64_t count;
     uint32_t tgid;
     uint32_t tid;
@@ -41,6 +42,9 @@ struct snapshot {
     uint32_t n;
     struct record records[];
 };
+
+/* Add the sums of from, a record of the same identity, to into. */
+void record_add_sums(struct record *into, const struct record *from);
 
 /* The memory s holds besides its strings and stacks. */
 size_t snapshot_bytes(const struct snapshot *s);

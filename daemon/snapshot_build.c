@@ -182,6 +182,7 @@ static void fill_identity(struct builder *b, struct cgroups *cg)
         rec->uid = k->uid;
         rec->state = (char)k->state;
         rec->total_ns = b->d->values[i].total_ns;
+        rec->runq_ns = b->d->values[i].runq_ns;
         rec->count = b->d->values[i].count;
         rec->comm = intern_string(b->in, comm);
         rec->cgroup = cg && cgroups_path(cg, k->cgroup_id, path, sizeof(path)) == 0
