@@ -4,7 +4,11 @@
  * is the sleep plus the wait for the CPU after each wakeup (run-queue
  * latency). Spinner threads pinned to the same CPU keep it busy.
  *
- *   runq_sleeper [--wait-stdin] [--sleeps N] [--spinners N]
+ *   runq_sleeper [--wait-stdin] [--sleeps N] [--spinners N] [--nice N]
+ *
+ * The sleeper runs at nice 19 (--nice) so that its wakeups do not preempt
+ * the spinners at once: it waits for the CPU, as a low-priority thread on a
+ * busy machine does.
  *
  * The sleeper sleeps to an absolute deadline 10 ms ahead with a timer slack
  * of 1 ns, so it knows when it became runnable: at the deadline. Per call,
@@ -101,7 +105,8 @@ NOINLINE static void *sleeper_main(void *arg)
 
 int main(int argc, char **argv)
 {
-    const struct int_option opts[] = {{"sleeps", &sleeps}, {"spinners", &spinners}, {"nice", &nice_sleeper}};
+    const struct int_option opts[] = {
+        {"sleeps", &sleeps}, {"spinners", &spinners}, {"nice", &nice_sleeper}};
     int status = workload_start(argc, argv, opts, N_OPTIONS(opts));
     pthread_t spinner[SPINNERS_MAX], sleeper;
     struct timespec warm = {0, 20 * 1000 * 1000};
