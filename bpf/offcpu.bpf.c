@@ -506,15 +506,50 @@ static __always_inline __u64 runq_part(__u64 ts, __u64 woken, __u64 now)
     return now - (woken > ts ? woken : ts);
 }
 
+/* The histogram bucket of a period (see OFFCPU_HIST_BUCKETS): floor(log2(us)) + 1. */
+static __always_inline __u32 hist_bucket(__u64 ns)
+{
+    __u64 us = ns / 1000;
+    __u32 b = 0;
+
+    if (us >= 1ULL << 32) {
+        b += 32;
+        us >>= 32;
+    }
+    if (us >= 1ULL << 16) {
+        b += 16;
+        us >>= 16;
+    }
+    if (us >= 1 << 8) {
+        b += 8;
+        us >>= 8;
+    }
+    if (us >= 1 << 4) {
+        b += 4;
+        us >>= 4;
+    }
+    if (us >= 1 << 2) {
+        b += 2;
+        us >>= 2;
+    }
+    if (us >= 1 << 1) {
+        b += 1;
+        us >>= 1;
+    }
+    b += us; /* 0 or 1 left */
+    return b < OFFCPU_HIST_BUCKETS ? b : OFFCPU_HIST_BUCKETS - 1;
+}
+
 /*
  * Add [ts, now) of a task to the current generation, [woken, now) of it as
- * run-queue time. wakeup: the task is running again (one more blocking
- * episode), rather than still blocked. stored_gen: the place's own (NULL for
- * a copy), to store its stacks only once per generation.
+ * run-queue time. period: at a switch-in, the whole off-CPU period that ends
+ * (one more blocking episode, of that length); 0 while the task is still
+ * blocked. stored_gen: the place's own (NULL for a copy), to store its stacks
+ * only once per generation.
  */
 static __always_inline void charge(const struct rec_ident *id, const struct place *p,
                                    __u32 *stored_gen, __u32 tgid, __u32 tid, __u64 ts, __u64 woken,
-                                   __u64 now, bool wakeup, __u32 slot)
+                                   __u64 now, __u64 period, __u32 slot)
 {
     struct offcpu_value *val;
     struct offcpu_key key = {};
@@ -558,8 +593,12 @@ static __always_inline void charge(const struct rec_ident *id, const struct plac
     __sync_fetch_and_add(&val->total_ns, delta);
     if (runq)
         __sync_fetch_and_add(&val->runq_ns, runq);
-    if (wakeup) {
+    if (period) {
         __sync_fetch_and_add(&val->count, 1);
+        __sync_fetch_and_add(&val->hist[hist_bucket(period)], 1);
+        /* only this task's switch-in writes max_ns of its entries */
+        if (period > val->max_ns)
+            val->max_ns = period;
         stat_add(OFFCPU_STAT_ACCOUNTED, 1);
     }
 }
@@ -567,7 +606,7 @@ static __always_inline void charge(const struct rec_ident *id, const struct plac
 static __always_inline void switch_in(struct task_rec *rec, __u32 tgid, __u32 tid)
 {
     struct place *p;
-    __u64 ts;
+    __u64 ts, now;
 
     /* exchange, because the iterator below may move ts forward concurrently */
     ts = rec ? __sync_lock_test_and_set(&rec->ts, 0) : 0;
@@ -578,8 +617,10 @@ static __always_inline void switch_in(struct task_rec *rec, __u32 tgid, __u32 ti
         return;
     }
     p = &rec->places[rec->id.place & 1];
-    charge(&rec->id, p, &p->stored_gen, tgid, tid, ts, rec->woken, bpf_ktime_get_ns(), true,
-           SCRATCH_SWITCH);
+    now = bpf_ktime_get_ns();
+    /* since, not ts: charge_blocked moves ts at each flip */
+    charge(&rec->id, p, &p->stored_gen, tgid, tid, ts, rec->woken, now,
+           now > rec->since ? now - rec->since : 1, SCRATCH_SWITCH);
 }
 
 /* Of the current task, which at switch-out is prev. */
@@ -814,7 +855,7 @@ int charge_blocked(struct bpf_iter__task *ctx)
     woken = rec->woken;
     if (__sync_val_compare_and_swap(&rec->ts, ts, now) != ts)
         return 0;
-    charge(&id, copy, NULL, task->tgid, task->pid, ts, woken, now, false, SCRATCH_ITER);
+    charge(&id, copy, NULL, task->tgid, task->pid, ts, woken, now, 0, SCRATCH_ITER);
     return 0;
 }
 

@@ -15,8 +15,9 @@
 #include "snapshot_codec.h"
 
 #define MAGIC "OFFCPUDJ"
-/* Version 1 holds the codec's records of version 3, 2 those of 4 (runq_ns). */
-#define VERSION     2u
+/* Version 1 holds the codec's records of version 3, 2 those of 4 (runq_ns),
+ * 3 those of 5 (histograms). */
+#define VERSION     3u
 #define CODEC_OF(v) ((v) + 2u)
 _Static_assert(CODEC_OF(VERSION) == CODEC_VERSION, "the journal is written in the codec's layout");
 #define BYTE_ORDER_MARK 0x01020304u
@@ -129,6 +130,8 @@ static int collect_definitions(struct journal_writer *w, const struct intern *in
             r = need_stack(w, in, rec->kstack);
         if (r >= 0)
             r = need_stack(w, in, rec->uwhere);
+        if (r >= 0)
+            r = need_string(w, in, rec->hist);
     }
     return r < 0 ? r : 0;
 }
