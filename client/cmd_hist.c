@@ -97,10 +97,13 @@ static int show(const struct globals *g, const struct hist_options *o, const jso
     } else if (!g->json && n < json_array_size(rows)) {
         printf("\n(%zu more stacks; --limit 0 shows all)\n", json_array_size(rows) - n);
     }
-    if (g->json)
-        r = print_json(json_pack("{s:O, s:O, s:o}", "start_ns", json_object_get(reply, "start_ns"),
-                                 "end_ns", json_object_get(reply, "end_ns"), "histograms",
-                                 json_incref(out)));
+    if (g->json) {
+        json_auto_t *doc =
+            json_pack("{s:O, s:O, s:O}", "start_ns", json_object_get(reply, "start_ns"), "end_ns",
+                      json_object_get(reply, "end_ns"), "histograms", out);
+
+        r = print_json(doc);
+    }
     return finish_output(r);
 }
 
