@@ -15,7 +15,7 @@ static bool next_pair(const char **s, unsigned long *bucket, unsigned long long 
     if (*end != ':' || end[1] < '0' || end[1] > '9')
         return false;
     *count = strtoull(end + 1, &end, 10);
-    if (*end == ' ')
+    if (*end == ' ' && end[1])
         end++;
     *s = end;
     return true;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Every version of the state files reads. Run-queue time (runq_ns) written
- * by this version reads back from the ring file and the journal; the files of
- * a daemon from before it, real ones, restore with their totals and runq 0:
+ * Every version of the state files reads. Run-queue time (runq_ns), the
+ * longest period and the histogram of periods written by this version read
+ * back from the ring file and the journal; the files of a daemon from before
+ * them, real ones, restore with their totals, runq 0 and no histograms:
  * a ring file of version 4 that daemon saved (data/ring-v4, its first
  * argument) and a journal of version 1 (the fuzz corpus's file-4-records,
  * behind its one byte of fuzzer mode: the second argument).
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "histogram.h"
 #include "journal.h"
 #include "macro.h"
 #include "persist.h"
@@ -21,6 +23,9 @@
 static struct snapshot *snapshot_with_runq(struct intern *in)
 {
     struct snapshot *s = calloc(1, sizeof(*s) + sizeof(struct record));
+    struct histogram h = {{0}};
+
+    h.n[14] = 1;
 
     *s = (struct snapshot){.start_ns = 100 * SEC, .end_ns = 101 * SEC, .n = 1};
     s->records[0] = (struct record){.total_ns = 10000000,
@@ -32,8 +37,19 @@ static struct snapshot *snapshot_with_runq(struct intern *in)
                                     .comm = intern_string(in, "app"),
                                     .ustack = stack_of(in, "main", "sleep"),
                                     .kstack = stack_of(in, "do_syscall_64", "schedule"),
+                                    .max_ns = 10000000,
+                                    .hist = histogram_intern(in, &h),
                                     .state = 'S'};
     return s;
+}
+
+/* The one record of r, as snapshot_with_runq made it? */
+static bool as_made(const struct ring *r)
+{
+    const struct record *rec = r->n == 1 && r->snaps[0]->n == 1 ? &r->snaps[0]->records[0] : NULL;
+
+    return rec && rec->total_ns == 10000000 && rec->runq_ns == 3000000 && rec->max_ns == 10000000 &&
+           rec->hist && strcmp(intern_string_get(&r->intern, rec->hist), "14:1") == 0;
 }
 
 /* The sums of r's records. */
@@ -47,11 +63,20 @@ static void sums(const struct ring *r, uint64_t *total, uint64_t *runq)
         }
 }
 
+static bool no_histograms(const struct ring *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        for (uint32_t j = 0; j < r->snaps[i]->n; j++)
+            if (r->snaps[i]->records[j].hist || r->snaps[i]->records[j].max_ns)
+                return false;
+    return true;
+}
+
 static void test_ring_file_round_trip(void)
 {
     _cleanup_free_ char *buf = NULL;
     struct ring r, back;
-    uint64_t total, runq, generation;
+    uint64_t generation;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
 
@@ -61,9 +86,7 @@ static void test_ring_file_round_trip(void)
     fclose(f);
     ring_init(&back, 3600 * SEC, 64 << 20);
     CHECK(ring_load(&back, NULL, (unsigned char *)buf, len, &generation) == 0, "and read");
-    sums(&back, &total, &runq);
-    CHECK(total == 10000000 && runq == 3000000, "runq_ns in the ring file (%llu of %llu)",
-          (unsigned long long)runq, (unsigned long long)total);
+    CHECK(as_made(&back), "runq_ns, max_ns and hist in the ring file");
     ring_done(&back);
     ring_done(&r);
 }
@@ -76,7 +99,6 @@ static void test_journal_round_trip(void)
     struct intern in;
     struct snapshot *s;
     struct ring r;
-    uint64_t total, runq;
     char *rec;
     size_t len;
 
@@ -90,9 +112,7 @@ static void test_journal_round_trip(void)
     ring_init(&r, 3600 * SEC, 64 << 20);
     CHECK(journal_replay(&r, NULL, file, sizeof(header) + len, 1, &out) == 0 && out.records == 1,
           "and replayed");
-    sums(&r, &total, &runq);
-    CHECK(total == 10000000 && runq == 3000000, "runq_ns in the journal (%llu of %llu)",
-          (unsigned long long)runq, (unsigned long long)total);
+    CHECK(as_made(&r), "runq_ns, max_ns and hist in the journal");
     ring_done(&r);
     free(file);
     free(rec);
@@ -131,7 +151,7 @@ static void test_older_files(const char *ring_v4, const char *journal_v1)
     CHECK(ring_file && ring_load(&r, NULL, ring_file, len, &generation) == 0 && r.n > 0,
           "a ring file of version 4 restores (%zu snapshots)", r.n);
     sums(&r, &total, &runq);
-    CHECK(total > 0 && runq == 0, "with its totals, and runq 0");
+    CHECK(total > 0 && runq == 0 && no_histograms(&r), "with its totals, runq 0, no histograms");
     ring_done(&r);
 
     _cleanup_free_ unsigned char *journal = read_file(journal_v1, &len);
@@ -140,7 +160,7 @@ static void test_older_files(const char *ring_v4, const char *journal_v1)
               out.records == 4 && !out.error,
           "a journal of version 1 replays (%llu records)", (unsigned long long)out.records);
     sums(&r, &total, &runq);
-    CHECK(total > 0 && runq == 0, "with its totals, and runq 0");
+    CHECK(total > 0 && runq == 0 && no_histograms(&r), "with its totals, runq 0, no histograms");
     ring_done(&r);
 }
 
