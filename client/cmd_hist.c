@@ -33,9 +33,6 @@ static void hist_usage(FILE *f)
 
 static int hist_option(int c, char **argv, struct hist_options *o)
 {
-    char *end;
-    long n;
-
     switch (c) {
     case 'b':
         if (strcmp(optarg, "stack") != 0)
@@ -43,12 +40,7 @@ static int hist_option(int c, char **argv, struct hist_options *o)
         o->by_stack = true;
         return EXIT_OK;
     case 'l':
-        errno = 0;
-        n = strtol(optarg, &end, 10);
-        if (errno || *end || end == optarg || n < 0)
-            return usage_error("invalid --limit '%s' (a number, 0 for all)", optarg);
-        o->limit = (size_t)n;
-        return EXIT_OK;
+        return limit_parse(optarg, &o->limit);
     default:
         return option_error(c, argv);
     }
