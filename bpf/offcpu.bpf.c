@@ -83,6 +83,7 @@ struct place {
 struct task_rec {
     __u64 ts;         /* switch-out time; 0 when no switch-out is pending */
     __u64 since;      /* switch-out time, which charge_blocked leaves alone */
+    __u64 woken;      /* runnable since (wakeup or preemption); 0: still blocked */
     __u64 start_time; /* identifies the task when records are keyed by tid */
     __u32 announced;  /* the daemon was told about this thread */
     __u32 uncached;   /* a check found other stacks at a known place: always walk */
@@ -401,6 +402,9 @@ static __always_inline void switch_out(void *ctx, struct task_rec *rec, const st
         announce(so->tgid, so->exec_id, OFFCPU_ANNOUNCE_PROCESS, so->mm);
     }
     rec->since = now;
+    /* a preempted task waits for a CPU from now on; a blocked one from its
+     * wakeup (on_wakeup), which cannot come before this switch-out ends */
+    rec->woken = so->state == OFFCPU_STATE_RUNNABLE ? now : 0;
     /* Last, so that a record is complete whenever ts is set. */
     rec->ts = now;
     stat_add(OFFCPU_STAT_SWITCHES, 1);
@@ -494,19 +498,62 @@ static __always_inline struct offcpu_value *new_entry(void *agg, struct offcpu_k
     return bpf_map_lookup_elem(agg, key);
 }
 
+/* Of [ts, now), the time runnable: from woken (0: not woken yet) on. */
+static __always_inline __u64 runq_part(__u64 ts, __u64 woken, __u64 now)
+{
+    if (!woken || woken >= now)
+        return 0;
+    return now - (woken > ts ? woken : ts);
+}
+
+/* The histogram bucket of a period (see OFFCPU_HIST_BUCKETS): floor(log2(us)) + 1. */
+static __always_inline __u32 hist_bucket(__u64 ns)
+{
+    __u64 us = ns / 1000;
+    __u32 b = 0;
+
+    if (us >= 1ULL << 32) {
+        b += 32;
+        us >>= 32;
+    }
+    if (us >= 1ULL << 16) {
+        b += 16;
+        us >>= 16;
+    }
+    if (us >= 1 << 8) {
+        b += 8;
+        us >>= 8;
+    }
+    if (us >= 1 << 4) {
+        b += 4;
+        us >>= 4;
+    }
+    if (us >= 1 << 2) {
+        b += 2;
+        us >>= 2;
+    }
+    if (us >= 1 << 1) {
+        b += 1;
+        us >>= 1;
+    }
+    b += us; /* 0 or 1 left */
+    return b < OFFCPU_HIST_BUCKETS ? b : OFFCPU_HIST_BUCKETS - 1;
+}
+
 /*
- * Add [ts, now) of a task to the current generation. wakeup: the task is
- * running again (one more blocking episode), rather than still blocked.
- * stored_gen: the place's own (NULL for a copy), to store its stacks only
- * once per generation.
+ * Add [ts, now) of a task to the current generation, [woken, now) of it as
+ * run-queue time. period: at a switch-in, the whole off-CPU period that ends
+ * (one more blocking episode, of that length); 0 while the task is still
+ * blocked. stored_gen: the place's own (NULL for a copy), to store its stacks
+ * only once per generation.
  */
 static __always_inline void charge(const struct rec_ident *id, const struct place *p,
-                                   __u32 *stored_gen, __u32 tgid, __u32 tid, __u64 ts, __u64 now,
-                                   bool wakeup, __u32 slot)
+                                   __u32 *stored_gen, __u32 tgid, __u32 tid, __u64 ts, __u64 woken,
+                                   __u64 now, __u64 period, __u32 slot)
 {
     struct offcpu_value *val;
     struct offcpu_key key = {};
-    __u64 delta = now > ts ? now - ts : 0;
+    __u64 delta = now > ts ? now - ts : 0, runq = runq_part(ts, woken, now);
     __u32 flips = gen, g = flips & 1;
     void *agg, *stk;
 
@@ -544,8 +591,14 @@ static __always_inline void charge(const struct rec_ident *id, const struct plac
         return;
     }
     __sync_fetch_and_add(&val->total_ns, delta);
-    if (wakeup) {
+    if (runq)
+        __sync_fetch_and_add(&val->runq_ns, runq);
+    if (period) {
         __sync_fetch_and_add(&val->count, 1);
+        __sync_fetch_and_add(&val->hist[hist_bucket(period)], 1);
+        /* only this task's switch-in writes max_ns of its entries */
+        if (period > val->max_ns)
+            val->max_ns = period;
         stat_add(OFFCPU_STAT_ACCOUNTED, 1);
     }
 }
@@ -553,7 +606,7 @@ static __always_inline void charge(const struct rec_ident *id, const struct plac
 static __always_inline void switch_in(struct task_rec *rec, __u32 tgid, __u32 tid)
 {
     struct place *p;
-    __u64 ts;
+    __u64 ts, now;
 
     /* exchange, because the iterator below may move ts forward concurrently */
     ts = rec ? __sync_lock_test_and_set(&rec->ts, 0) : 0;
@@ -564,7 +617,10 @@ static __always_inline void switch_in(struct task_rec *rec, __u32 tgid, __u32 ti
         return;
     }
     p = &rec->places[rec->id.place & 1];
-    charge(&rec->id, p, &p->stored_gen, tgid, tid, ts, bpf_ktime_get_ns(), true, SCRATCH_SWITCH);
+    now = bpf_ktime_get_ns();
+    /* since, not ts: charge_blocked moves ts at each flip */
+    charge(&rec->id, p, &p->stored_gen, tgid, tid, ts, rec->woken, now,
+           now > rec->since ? now - rec->since : 1, SCRATCH_SWITCH);
 }
 
 /* Of the current task, which at switch-out is prev. */
@@ -620,6 +676,18 @@ static __always_inline struct task_rec *record_of(struct task_struct *prev, __u3
     return rec;
 }
 
+/* The record of t, made by an earlier switch-out; NULL if there is none. */
+static __always_inline struct task_rec *record_if_any(struct task_struct *t, __u32 tid,
+                                                      const bool btf)
+{
+    struct task_rec *rec;
+
+    if (btf)
+        return bpf_task_storage_get(&task_recs, t, 0, 0);
+    rec = bpf_map_lookup_elem(&tid_recs, &tid);
+    return rec && rec->start_time == BPF_CORE_READ(t, start_time) ? rec : NULL;
+}
+
 static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct *prev,
                                      struct task_struct *next, unsigned int prev_state,
                                      const bool btf)
@@ -667,14 +735,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
     tid = TASK_FIELD(btf, next, pid);
     if (!tid)
         return 0;
-    if (btf) {
-        rec = bpf_task_storage_get(&task_recs, next, 0, 0);
-    } else {
-        rec = bpf_map_lookup_elem(&tid_recs, &tid);
-        if (rec && rec->start_time != BPF_CORE_READ(next, start_time))
-            rec = NULL;
-    }
-    switch_in(rec, TASK_FIELD(btf, next, tgid), tid);
+    switch_in(record_if_any(next, tid, btf), TASK_FIELD(btf, next, tgid), tid);
     return 0;
 }
 
@@ -720,6 +781,33 @@ int BPF_PROG(on_exec_raw, struct task_struct *p, pid_t old_pid, struct linux_bin
     return on_exec(p, false);
 }
 
+/*
+ * A blocked task became runnable: from now until its switch-in it waits for
+ * a CPU (run-queue latency), no longer for what it blocked on. Only the
+ * first wakeup after a switch-out counts, and none while the task runs (a
+ * wakeup racing its own sleep before it switched out finds ts 0).
+ */
+static __always_inline int on_wakeup(struct task_struct *p, const bool btf)
+{
+    struct task_rec *rec = record_if_any(p, TASK_FIELD(btf, p, pid), btf);
+
+    if (rec && rec->ts && !rec->woken)
+        rec->woken = bpf_ktime_get_ns();
+    return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(on_wakeup_btf, struct task_struct *p)
+{
+    return on_wakeup(p, true);
+}
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(on_wakeup_raw, struct task_struct *p)
+{
+    return on_wakeup(p, false);
+}
+
 /* The place of a still-blocked task, copied out by the iterator. */
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -747,7 +835,7 @@ int charge_blocked(struct bpf_iter__task *ctx)
     struct rec_ident id;
     struct place *copy;
     __u32 zero = 0;
-    __u64 ts, now;
+    __u64 ts, now, woken;
 
     if (!task || !task->pid)
         return 0;
@@ -763,9 +851,11 @@ int charge_blocked(struct bpf_iter__task *ctx)
     bpf_probe_read_kernel(&id, sizeof(id), &rec->id);
     bpf_probe_read_kernel(copy, sizeof(*copy), &rec->places[id.place & 1]);
     now = bpf_ktime_get_ns();
+    /* read after now: a wakeup later than now is the next interval's */
+    woken = rec->woken;
     if (__sync_val_compare_and_swap(&rec->ts, ts, now) != ts)
         return 0;
-    charge(&id, copy, NULL, task->tgid, task->pid, ts, now, false, SCRATCH_ITER);
+    charge(&id, copy, NULL, task->tgid, task->pid, ts, woken, now, 0, SCRATCH_ITER);
     return 0;
 }
 

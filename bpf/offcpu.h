@@ -47,9 +47,23 @@ struct offcpu_key {
     __u32 exec_id; /* counts the process's execs: which image its user stack is of */
 };
 
+/*
+ * Log2 buckets of single off-CPU periods, in microseconds (as bcc's cpudist
+ * -O): bucket 0 holds periods under 1 us, bucket b from 2^(b-1) up to 2^b us,
+ * the last one everything longer (2^22 us: 4.2 s on; max_ns has the longest).
+ */
+#define OFFCPU_HIST_BUCKETS 24
+
 struct offcpu_value {
     __u64 total_ns;
     __u64 count;
+    /* of total_ns, the time the task was runnable, waiting for a CPU: from
+     * its wakeup (or preemption) to its switch-in; the rest it was blocked */
+    __u64 runq_ns;
+    /* the periods that ended (count of them) by length, switch-out to
+     * switch-in, whichever generations their time went to */
+    __u64 max_ns;
+    __u32 hist[OFFCPU_HIST_BUCKETS];
 };
 
 struct offcpu_stack {

@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int report(int code, const char *fmt, va_list ap)
@@ -42,6 +43,19 @@ int option_error(int c, char **argv)
     if (c == ':')
         return usage_error("option '%s' needs a value", argv[optind - 1]);
     return usage_error("unknown option '%s'", argv[optind - 1]);
+}
+
+int limit_parse(const char *arg, size_t *ret)
+{
+    char *end;
+    long n;
+
+    errno = 0;
+    n = strtol(arg, &end, 10);
+    if (errno || *end || end == arg || n < 0)
+        return usage_error("invalid --limit '%s' (a number, 0 for all)", arg);
+    *ret = (size_t)n;
+    return EXIT_OK;
 }
 
 int print_json(const json_t *v)

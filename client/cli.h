@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2 };
 
@@ -28,6 +29,9 @@ __attribute__((format(printf, 1, 2))) int usage_error(const char *fmt, ...);
 /* getopt_long's return c for an unknown option or a missing value, in our
  * one-line form (getopt's own messages are off: opterr = 0). */
 int option_error(int c, char **argv);
+
+/* A --limit's value: a count of rows, 0 for all; EXIT_USAGE after the message. */
+int limit_parse(const char *arg, size_t *ret);
 
 /* v, indented, on stdout. */
 int print_json(const json_t *v);

@@ -22,6 +22,9 @@ static void dump_usage(FILE *f)
     fprintf(f, "Usage: offcpuctl [--socket PATH] [--json] dump [OPTIONS]\n"
                "Print off-CPU stacks as folded lines (value: microseconds).\n\n" SELECTION_HELP
                "  --min-total DURATION   drop stacks with less time than this\n"
+               "  --time TIME            folded: total (default), blocked (switch-out to\n"
+               "                         wakeup) or runq (wakeup or preemption to\n"
+               "                         switch-in: waiting for a CPU)\n"
                "  --group-by FIELDS      keep apart by pid,tid,state,cgroup\n"
                "  --format FORMAT        folded (default), json, svg (the flame graph of\n"
                "                         offcpuctl flamegraph) or pprof (gzipped profile.proto\n"
@@ -50,6 +53,8 @@ enum dump_format { FORMAT_FOLDED, FORMAT_JSON, FORMAT_SVG, FORMAT_PPROF };
 
 struct dump_output {
     enum dump_format format;
+    enum stack_time time;
+    bool time_given;
     const char *path; /* NULL: stdout */
 };
 
@@ -81,6 +86,11 @@ static int dump_option(int c, char **argv, json_t *params, struct dump_output *o
     case 'o':
         out->path = optarg;
         return EXIT_OK;
+    case 'T':
+        if (stack_time_parse(optarg, &out->time) < 0)
+            return usage_error("invalid --time '%s' (total, blocked or runq)", optarg);
+        out->time_given = true;
+        return EXIT_OK;
     case 'F':
         json_object_set_new(params, "frame_detail", json_true());
         return EXIT_OK;
@@ -111,6 +121,7 @@ struct dump_job {
     json_t *params;
     const json_t *reply; /* none for svg: the flame graph asks for its own */
     enum dump_format format;
+    enum stack_time time;
 };
 
 /* An output_writer: the dump in its format, to f. */
@@ -134,7 +145,7 @@ static int write_dump(FILE *f, void *ctx)
             return -errno;
         return pprof_write(fileno(f), job->reply);
     default:
-        n = render_folded(f, job->reply);
+        n = render_folded(f, job->reply, job->time);
         return n < 0 ? n : 0;
     }
 }
@@ -148,6 +159,7 @@ int cmd_dump(const struct globals *g, int argc, char **argv)
         {"format", required_argument, NULL, 'f'},
         {"frame-detail", no_argument, NULL, 'F'},
         {"output", required_argument, NULL, 'o'},
+        {"time", required_argument, NULL, 'T'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -180,6 +192,9 @@ int cmd_dump(const struct globals *g, int argc, char **argv)
         r = usage_error("pprof output is binary: give -o FILE or redirect it");
     if (r == EXIT_OK && out.format == FORMAT_SVG && json_object_get(params, "group_by"))
         r = usage_error("--format svg does not take --group-by");
+    /* json has every time of each stack; svg and pprof show the total */
+    if (r == EXIT_OK && out.time_given && out.format != FORMAT_FOLDED)
+        r = usage_error("--time is for folded output (json has total_ns and runq_ns)");
     if (r == EXIT_OK && out.format == FORMAT_PPROF)
         ask_for_pprof(params);
     if (r == EXIT_OK && out.format != FORMAT_SVG) {
@@ -189,7 +204,8 @@ int cmd_dump(const struct globals *g, int argc, char **argv)
     }
     if (r != EXIT_OK)
         return r;
-    job = (struct dump_job){.g = g, .params = params, .reply = reply, .format = out.format};
+    job = (struct dump_job){
+        .g = g, .params = params, .reply = reply, .format = out.format, .time = out.time};
     if (out.path)
         return output_file(out.path, write_dump, &job, &bytes);
     r = write_dump(stdout, &job);

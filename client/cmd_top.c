@@ -44,21 +44,13 @@ static void top_usage(FILE *f)
 
 static int top_option(int c, char **argv, struct top_options *o)
 {
-    char *end;
-    long n;
-
     switch (c) {
     case 'b':
         if (top_by_parse(optarg, &o->by) < 0)
             return usage_error("invalid --by '%s' (%s)", optarg, top_by_names());
         return EXIT_OK;
     case 'l':
-        errno = 0;
-        n = strtol(optarg, &end, 10);
-        if (errno || *end || end == optarg || n < 0)
-            return usage_error("invalid --limit '%s' (a number, 0 for all)", optarg);
-        o->limit = (size_t)n;
-        return EXIT_OK;
+        return limit_parse(optarg, &o->limit);
     case 'w':
         o->watch = true;
         return EXIT_OK;

@@ -18,6 +18,7 @@ static const struct command commands[] = {
     {"diff", cmd_diff, "compare two windows: what grew, what shrank (per second)"},
     {"stuck", cmd_stuck, "tasks off-CPU right now for longer than --min (1s)"},
     {"top", cmd_top, "who was off-CPU most, per state (--watch refreshes)"},
+    {"hist", cmd_hist, "how long single off-CPU periods were (log2 histogram; --by stack)"},
 };
 
 static void usage(FILE *f)

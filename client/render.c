@@ -63,16 +63,41 @@ char *render_folded_stack(const json_t *stack)
     return text;
 }
 
-static char *folded_line(const json_t *stack)
+int stack_time_parse(const char *s, enum stack_time *ret)
+{
+    static const char *const names[] = {
+        [STACK_TIME_TOTAL] = "total", [STACK_TIME_BLOCKED] = "blocked", [STACK_TIME_RUNQ] = "runq"};
+
+    for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+        if (strcmp(s, names[i]) == 0) {
+            *ret = (enum stack_time)i;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+int64_t stack_time_ns(const json_t *stack, enum stack_time which)
+{
+    int64_t total = json_integer_value(json_object_get(stack, "total_ns"));
+    int64_t runq = json_integer_value(json_object_get(stack, "runq_ns"));
+
+    switch (which) {
+    case STACK_TIME_BLOCKED:
+        return total - runq;
+    case STACK_TIME_RUNQ:
+        return runq;
+    default:
+        return total;
+    }
+}
+
+static char *folded_line(const json_t *stack, int64_t ns)
 {
     _cleanup_free_ char *frames = render_folded_stack(stack);
     char *line;
 
     /* microseconds, rounded: the unit flame graph tools expect from offcputime */
-    if (!frames ||
-        asprintf(
-            &line, "%s %lld", frames,
-            (long long)((json_integer_value(json_object_get(stack, "total_ns")) + 500) / 1000)) < 0)
+    if (!frames || asprintf(&line, "%s %lld", frames, (long long)((ns + 500) / 1000)) < 0)
         return NULL;
     return line;
 }
@@ -82,18 +107,26 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int render_folded(FILE *f, const json_t *reply)
+int render_folded(FILE *f, const json_t *reply, enum stack_time which)
 {
     const json_t *stacks = json_object_get(reply, "stacks");
-    size_t n = json_array_size(stacks), i;
-    _cleanup_free_ char **lines = calloc(n ?: 1, sizeof(*lines));
+    size_t n = 0, i;
+    _cleanup_free_ char **lines = calloc(json_array_size(stacks) ?: 1, sizeof(*lines));
+    const json_t *stack;
     int r = 0;
 
     if (!lines)
         return -ENOMEM;
-    for (i = 0; i < n; i++) {
-        lines[i] = folded_line(json_array_get(stacks, i));
-        if (!lines[i])
+    json_array_foreach(stacks, i, stack)
+    {
+        int64_t ns = stack_time_ns(stack, which);
+
+        /* a part of the time only: a stack that had none of it is not there
+         * (the total keeps every stack, as it always did) */
+        if (which != STACK_TIME_TOTAL && ns <= 0)
+            continue;
+        lines[n] = folded_line(stack, ns);
+        if (!lines[n++])
             r = -ENOMEM;
     }
     /* sorted by text, so that two dumps diff cleanly */

@@ -7,11 +7,24 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* Which time of a stack to show: all its off-CPU time; the part it was
+ * blocked (switch-out to wakeup); or the part it waited, runnable, for a CPU
+ * (wakeup or preemption to switch-in: run-queue latency). */
+enum stack_time { STACK_TIME_TOTAL, STACK_TIME_BLOCKED, STACK_TIME_RUNQ };
+
+/* "total", "blocked", "runq" to enum stack_time; -EINVAL for another word. */
+int stack_time_parse(const char *s, enum stack_time *ret);
+
+/* That time of a stack (or row) of a reply, in ns. */
+int64_t stack_time_ns(const json_t *stack, enum stack_time which);
+
 /* One line per stack of a Dump reply, sorted, in the folded format:
- * "comm;user-root;...;user-leaf;-;kernel-root;...;kernel-leaf VALUE_US".
- * Fields the stacks were grouped by follow comm as "[pid N]", "[tid N]",
- * "[state S]", "[cgroup PATH]". Returns the number of lines, or -errno. */
-int render_folded(FILE *f, const json_t *reply);
+ * "comm;user-root;...;user-leaf;-;kernel-root;...;kernel-leaf VALUE_US",
+ * VALUE_US being the time which. Fields the stacks were grouped by follow
+ * comm as "[pid N]", "[tid N]", "[state S]", "[cgroup PATH]". A stack
+ * without blocked or runq time has no line for it. Returns the number of
+ * lines, or -errno. */
+int render_folded(FILE *f, const json_t *reply, enum stack_time which);
 
 /* The stack of a folded line, without its value (malloc'd; NULL: no memory). */
 char *render_folded_stack(const json_t *stack);

@@ -61,9 +61,9 @@ static char *number_text(const json_t *v)
 /* The stack alone: a row's grouped fields (its state) are columns here. */
 static char *stack_text(const json_t *row)
 {
-    json_auto_t *stack = json_pack("{s:O, s:O, s:O}", "comm", json_object_get(row, "comm"),
-                                   "user", json_object_get(row, "user"), "kernel",
-                                   json_object_get(row, "kernel"));
+    json_auto_t *stack =
+        json_pack("{s:O, s:O, s:O}", "comm", json_object_get(row, "comm"), "user",
+                  json_object_get(row, "user"), "kernel", json_object_get(row, "kernel"));
 
     return stack ? render_folded_stack(stack) : NULL;
 }
@@ -130,6 +130,7 @@ static int add(struct top_table *t, const json_t *r)
     /* strchr finds the terminating NUL too: "" goes to other */
     row->state_ns[column && state[0] ? (size_t)(column - TOP_STATES) : strlen(TOP_STATES)] += ns;
     row->total_ns += ns;
+    row->runq_ns += (uint64_t)stack_time_ns(r, STACK_TIME_RUNQ);
     row->count += (uint64_t)json_integer_value(json_object_get(r, "count"));
     /* a process whose threads have other names is named by the busiest */
     if (t->by == TOP_BY_PROCESS || t->by == TOP_BY_THREAD) {
@@ -226,14 +227,15 @@ void top_table_print(FILE *f, const struct top_table *t, size_t limit)
 
     fprintf(f, "off-CPU time by %s, %s\n", by_names[t->by],
             render_window(t->start_ns, t->end_ns, window, sizeof(window)));
-    fprintf(f, "%9s %9s %9s %9s %9s %9s %7s  %s\n", "TOTAL", "S", "D", "R", "I", "OTHER", "%WIN",
-            key_titles[t->by]);
+    fprintf(f, "%9s %9s %9s %9s %9s %9s %9s %7s  %s\n", "TOTAL", "S", "D", "R", "I", "OTHER",
+            "RUNQ", "%WIN", key_titles[t->by]);
     for (size_t i = 0; i < n; i++) {
         const struct top_row *row = &t->rows[i];
 
         fprintf(f, "%9s", cell(row->total_ns, buf, sizeof(buf)));
         for (size_t s = 0; s < ARRAY_SIZE(row->state_ns); s++)
             fprintf(f, " %9s", cell(row->state_ns[s], buf, sizeof(buf)));
+        fprintf(f, " %9s", cell(row->runq_ns, buf, sizeof(buf)));
         fprintf(f, " %6.1f%%  ", 100 * share(t, row));
         if (t->by == TOP_BY_PROCESS)
             fprintf(f, "%7lld %s\n", (long long)row->pid, row->comm);
@@ -260,8 +262,9 @@ json_t *top_table_json(const struct top_table *t, size_t limit)
                                 json_integer((json_int_t)row->state_ns[s]));
         json_object_set_new(states, "other",
                             json_integer((json_int_t)row->state_ns[strlen(TOP_STATES)]));
-        o = json_pack("{s:I, s:I, s:o, s:f}", "total_ns", (json_int_t)row->total_ns, "count",
-                      (json_int_t)row->count, "states", states, "share", share(t, row));
+        o = json_pack("{s:I, s:I, s:I, s:o, s:f}", "total_ns", (json_int_t)row->total_ns, "runq_ns",
+                      (json_int_t)row->runq_ns, "count", (json_int_t)row->count, "states", states,
+                      "share", share(t, row));
         if (t->by == TOP_BY_PROCESS || t->by == TOP_BY_THREAD) {
             json_object_set_new(o, "pid", json_integer(row->pid));
             json_object_set_new(o, "comm", json_string(row->comm));

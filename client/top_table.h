@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* offcpuctl top's table: off-CPU time per process, thread, cgroup, unit,
- * comm or stack, in columns per task state, with the share of the window. */
+ * comm or stack, in columns per task state, with the time of it spent
+ * waiting for a CPU (run-queue latency) and the share of the window. */
 #ifndef TOP_TABLE_H
 #define TOP_TABLE_H
 
@@ -27,6 +28,7 @@ struct top_row {
     uint64_t comm_ns; /* the time of that comm */
     uint64_t state_ns[sizeof(TOP_STATES)]; /* per TOP_STATES letter, then other */
     uint64_t total_ns, count;
+    uint64_t runq_ns; /* of total_ns, waiting for a CPU */
 };
 
 struct top_table {

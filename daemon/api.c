@@ -63,10 +63,28 @@ static json_t *frames_json(const struct intern *in, uint32_t stack)
     return a;
 }
 
+/* Counts by bucket, up to the last one used. */
+static json_t *histogram_json(const struct histogram *h)
+{
+    json_t *a = json_array();
+    size_t n = HISTOGRAM_BUCKETS;
+
+    while (n > 0 && !h->n[n - 1])
+        n--;
+    for (size_t b = 0; b < n; b++)
+        json_array_append_new(a, json_integer((json_int_t)h->n[b]));
+    return a;
+}
+
 static json_t *row_json(const struct intern *in, const struct query_row *row, unsigned group_by)
 {
-    json_t *o = json_pack("{s:s, s:I, s:I}", "comm", intern_string_get(in, row->comm), "total_ns",
-                          (json_int_t)row->total_ns, "count", (json_int_t)row->count);
+    json_t *o =
+        json_pack("{s:s, s:I, s:I, s:I, s:I}", "comm", intern_string_get(in, row->comm), "total_ns",
+                  (json_int_t)row->total_ns, "runq_ns", (json_int_t)row->runq_ns, "count",
+                  (json_int_t)row->count, "max_ns", (json_int_t)row->max_ns);
+
+    if (row->sums)
+        json_object_set_new(o, "hist", histogram_json(row->sums));
 
     if (!(group_by & QUERY_MERGE_STACKS)) {
         json_object_set_new(o, "user", frames_json(in, row->ustack));
@@ -134,6 +152,7 @@ static json_t *parse_filters(struct daemon *d, json_t *params, struct query *q, 
     if (!get_id(params, "tid", &q->tid))
         return vl_invalid_parameter("tid");
     q->min_total_ns = get_int(params, "min_total_ns", &v) && v > 0 ? (uint64_t)v : 0;
+    q->histograms = json_is_true(json_object_get(params, "histograms"));
     q->comm = json_string_value(json_object_get(params, "comm"));
     s = json_string_value(json_object_get(params, "state"));
     if (s) {
@@ -495,11 +514,13 @@ static const struct vl_param dump_params[] = {
     {"min_total_ns", VL_INT, false},
     {"group_by", VL_STRING_ARRAY, false},
     {"frame_detail", VL_BOOL, false},
+    {"histograms", VL_BOOL, false},
     {NULL, 0, false},
 };
 static const struct vl_param top_params[] = {
     SELECTION_PARAMS,
     {"group_by", VL_STRING_ARRAY, false},
+    {"histograms", VL_BOOL, false},
     {NULL, 0, false},
 };
 static const struct vl_param timeline_params[] = {

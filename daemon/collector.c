@@ -110,9 +110,11 @@ static int open_skeleton(const struct collector_options *o, const int *cgroup_fd
     if (attach == COLLECTOR_ATTACH_TP_BTF) {
         bpf_program__set_autoload(skel->progs.on_switch_raw, false);
         bpf_program__set_autoload(skel->progs.on_exec_raw, false);
+        bpf_program__set_autoload(skel->progs.on_wakeup_raw, false);
     } else {
         bpf_program__set_autoload(skel->progs.on_switch_btf, false);
         bpf_program__set_autoload(skel->progs.on_exec_btf, false);
+        bpf_program__set_autoload(skel->progs.on_wakeup_btf, false);
         bpf_program__set_autoload(skel->progs.charge_blocked, false);
         bpf_program__set_autoload(skel->progs.list_blocked, false);
         /* task storage needs kernel BTF, which is what raw_tp does without */

@@ -14,8 +14,12 @@
 #include "macro.h"
 #include "snapshot_codec.h"
 
-#define MAGIC           "OFFCPUDJ"
-#define VERSION         1u
+#define MAGIC "OFFCPUDJ"
+/* Version 1 holds the codec's records of version 3, 2 those of 4 (runq_ns),
+ * 3 those of 5 (histograms). */
+#define VERSION     3u
+#define CODEC_OF(v) ((v) + 2u)
+_Static_assert(CODEC_OF(VERSION) == CODEC_VERSION, "the journal is written in the codec's layout");
 #define BYTE_ORDER_MARK 0x01020304u
 /* u32 stored length, u32 length uncompressed (0: stored as is), u64 checksum */
 #define RECORD_HEAD 16
@@ -126,6 +130,8 @@ static int collect_definitions(struct journal_writer *w, const struct intern *in
             r = need_stack(w, in, rec->kstack);
         if (r >= 0)
             r = need_stack(w, in, rec->uwhere);
+        if (r >= 0)
+            r = need_string(w, in, rec->hist);
     }
     return r < 0 ? r : 0;
 }
@@ -217,7 +223,9 @@ void journal_not_written(struct journal_writer *w)
 
 /* ---- reading ---- */
 
-static int read_header(const unsigned char *buf, size_t len, uint64_t *generation)
+/* The header's generation, and the codec version of the records after it. */
+static int read_header(const unsigned char *buf, size_t len, uint64_t *generation,
+                       uint32_t *codec_version)
 {
     uint32_t version, bom;
     uint64_t hash;
@@ -228,20 +236,22 @@ static int read_header(const unsigned char *buf, size_t len, uint64_t *generatio
     memcpy(&bom, buf + 12, 4);
     memcpy(generation, buf + 16, 8);
     memcpy(&hash, buf + 24, 8);
-    return version == VERSION && bom == BYTE_ORDER_MARK && hash == fnv1a(FNV1A_INIT, buf, 24)
+    *codec_version = CODEC_OF(version);
+    return version >= 1 && version <= VERSION && bom == BYTE_ORDER_MARK &&
+                   hash == fnv1a(FNV1A_INIT, buf, 24)
                ? 0
                : -EBADMSG;
 }
 
 /* A record's payload as written: inflated if it was deflated. */
-static int unseal(const unsigned char *stored, uint32_t len, uint32_t raw, unsigned char **ret_free,
-                  struct codec_reader *rd)
+static int unseal(const unsigned char *stored, uint32_t len, uint32_t raw, uint32_t codec_version,
+                  unsigned char **ret_free, struct codec_reader *rd)
 {
     uLongf got = raw;
 
     *ret_free = NULL;
     if (!raw) {
-        *rd = (struct codec_reader){stored, stored + len, CODEC_VERSION};
+        *rd = (struct codec_reader){stored, stored + len, codec_version};
         return 0;
     }
     if (raw > MAX_RAW || raw / MAX_RATIO > len)
@@ -251,7 +261,7 @@ static int unseal(const unsigned char *stored, uint32_t len, uint32_t raw, unsig
         return -ENOMEM;
     if (uncompress(*ret_free, &got, stored, len) != Z_OK || got != raw)
         return -EBADMSG;
-    *rd = (struct codec_reader){*ret_free, *ret_free + raw, CODEC_VERSION};
+    *rd = (struct codec_reader){*ret_free, *ret_free + raw, codec_version};
     return 0;
 }
 
@@ -283,10 +293,11 @@ int journal_replay(struct ring *r, struct metrics *m, const unsigned char *buf, 
     struct id_map strings = {.redefine = true}, stacks = {.redefine = true};
     size_t pos = JOURNAL_HEADER_SIZE;
     int64_t last_end = INT64_MIN;
+    uint32_t codec_version;
     int err = 0;
 
     *out = (struct journal_replay){0};
-    if (read_header(buf, len, &out->generation) < 0)
+    if (read_header(buf, len, &out->generation, &codec_version) < 0)
         return -EBADMSG;
     if (out->generation <= ring_generation)
         return 0; /* compacted into the ring file before a crash could remove it */
@@ -304,7 +315,7 @@ int journal_replay(struct ring *r, struct metrics *m, const unsigned char *buf, 
         if (stored > len - pos - RECORD_HEAD ||
             fnv1a(FNV1A_INIT, buf + pos + RECORD_HEAD, stored) != hash)
             break;
-        err = unseal(buf + pos + RECORD_HEAD, stored, raw, &inflated, &rd);
+        err = unseal(buf + pos + RECORD_HEAD, stored, raw, codec_version, &inflated, &rd);
         if (err == 0)
             err = replay_payload(&rd, r, m, &strings, &stacks, &last_end);
         if (err == 0) {

@@ -209,6 +209,7 @@ int metrics_add(struct metrics *m, const struct snapshot *snap, const struct int
         int st = metrics_state_index(r->state);
 
         c->ns[st] += r->total_ns;
+        c->runq_ns[st] += r->runq_ns;
         c->switches[st] += r->count;
     }
     free(of);
@@ -276,10 +277,14 @@ void metrics_write_label(FILE *f, const char *s)
     }
 }
 
+/* Which counter of a series a metric writes. */
+enum counter { COUNTER_SECONDS, COUNTER_RUNQ_SECONDS, COUNTER_SWITCHES };
+
 static void write_series(FILE *f, const char *metric, const char *unit, const char *cgroup,
-                         const struct metrics_counters *c, bool seconds)
+                         const struct metrics_counters *c, enum counter which)
 {
     for (size_t st = 0; st < METRICS_NSTATES; st++) {
+        /* a state has all its series or none */
         if (!c->switches[st] && !c->ns[st])
             continue;
         fprintf(f, "%s{unit=\"", metric);
@@ -287,23 +292,23 @@ static void write_series(FILE *f, const char *metric, const char *unit, const ch
         fputs("\",cgroup=\"", f);
         metrics_write_label(f, cgroup);
         fprintf(f, "\",state=\"%c\"} ", PROTOCOL_STATES[st]);
-        if (seconds)
-            metrics_write_seconds(f, c->ns[st]);
-        else
+        if (which == COUNTER_SWITCHES)
             fprintf(f, "%" PRIu64 "\n", c->switches[st]);
+        else
+            metrics_write_seconds(f, which == COUNTER_RUNQ_SECONDS ? c->runq_ns[st] : c->ns[st]);
     }
 }
 
 static void write_metric(const struct metrics *m, FILE *f, const char *metric, const char *help,
-                         bool seconds)
+                         enum counter which)
 {
     fprintf(f, "# HELP %s %s\n# TYPE %s counter\n", metric, help, metric);
     for (size_t i = 0; i < m->n; i++)
         if (m->series[i]->exported)
             write_series(f, metric, m->series[i]->unit,
                          *m->series[i]->cgroup ? m->series[i]->cgroup : "unknown", &m->series[i]->c,
-                         seconds);
-    write_series(f, metric, "", "other", &m->other, seconds);
+                         which);
+    write_series(f, metric, "", "other", &m->other, which);
 }
 
 int metrics_write(const struct metrics *m, FILE *f)
@@ -311,9 +316,13 @@ int metrics_write(const struct metrics *m, FILE *f)
     write_metric(m, f, "offcpud_off_cpu_seconds_total",
                  "Time tasks spent off-CPU, by cgroup and task state at switch-out "
                  "(S sleeping, D uninterruptible, R preempted, I idle wait).",
-                 true);
+                 COUNTER_SECONDS);
+    write_metric(m, f, "offcpud_runq_seconds_total",
+                 "Of the off-CPU time, the time tasks were runnable, waiting for a CPU "
+                 "(from their wakeup or preemption: run-queue latency), by cgroup and task state.",
+                 COUNTER_RUNQ_SECONDS);
     write_metric(m, f, "offcpud_switches_total",
-                 "Times tasks went off-CPU and back, by cgroup and task state.", false);
+                 "Times tasks went off-CPU and back, by cgroup and task state.", COUNTER_SWITCHES);
     fprintf(f,
             "# HELP offcpud_metrics_folded_cgroups Cgroups whose time is counted in "
             "cgroup=\"other\" (metrics-max-cgroups).\n"

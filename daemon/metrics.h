@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Off-CPU time as Prometheus counters: seconds and switches per cgroup (with
+ * Off-CPU time as Prometheus counters: seconds (all, and of them those
+ * waiting for a CPU) and switches per cgroup (with
  * the systemd unit owning it) and task state, summed over every snapshot
  * drained. No pids, no stacks, no command lines: nothing a member of the
  * socket's group could not read already.
@@ -32,6 +33,7 @@ struct metrics;
 struct metrics_counters {
     uint64_t ns[METRICS_NSTATES];
     uint64_t switches[METRICS_NSTATES];
+    uint64_t runq_ns[METRICS_NSTATES]; /* of ns, waiting for a CPU */
 };
 
 int metrics_new(uint32_t max_cgroups, struct metrics **ret);

@@ -32,23 +32,25 @@ void metrics_put(struct codec_writer *w, const struct metrics *m)
         codec_put(w, &s.recent, sizeof(s.recent));
         codec_put(w, s.c.ns, sizeof(s.c.ns));
         codec_put(w, s.c.switches, sizeof(s.c.switches));
+        codec_put(w, s.c.runq_ns, sizeof(s.c.runq_ns));
     }
 }
 
-/* Counters of nstates states in the file's order, to ours. */
+/* Counters of nstates states in the file's order, to ours: ns, switches,
+ * then runq_ns where the file has them. */
 static bool take_counters(struct codec_reader *rd, const int *ours, uint32_t nstates,
                           struct metrics_counters *c)
 {
-    for (int pass = 0; pass < 2; pass++)
+    uint64_t *to[] = {c->ns, c->switches, c->runq_ns};
+    size_t arrays = rd->version >= 4 ? 3 : 2;
+
+    for (size_t a = 0; a < arrays; a++)
         for (uint32_t st = 0; st < nstates; st++) {
             uint64_t v;
 
             if (!codec_take(rd, &v, sizeof(v)))
                 return false;
-            if (pass == 0)
-                c->ns[ours[st]] += v;
-            else
-                c->switches[ours[st]] += v;
+            to[a][ours[st]] += v;
         }
     return true;
 }

@@ -6,7 +6,8 @@
  *
  *   u32 nstates, the state letters (PROTOCOL_STATES of the writer)
  *   u32 nseries, then each: u32 flags (1 exported, 2 "other"), u32 len,
- *   cgroup bytes, f64 recent, u64 ns[nstates], u64 switches[nstates]
+ *   cgroup bytes, f64 recent, u64 ns[nstates], u64 switches[nstates],
+ *   (codec version 4 on) u64 runq_ns[nstates]
  *
  * States are matched by letter, so that a daemon knowing other states reads
  * it too (what it does not know counts as '?').

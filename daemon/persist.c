@@ -5,8 +5,8 @@
  *            u32 strings, u32 stacks, u32 snapshots
  *            (version 4) u64 the last journal generation the file holds
  *   strings, stacks, snapshots, as snapshot_codec.h says (versions 1 to 3
- *            are the codec's record layouts; 4 has 3's)
- *   (version 4) the metrics' totals, as metrics_persist.h says
+ *            are the codec's record layouts; 4 has 3's, 5 has 4's, 6 5's)
+ *   (version 4 on) the metrics' totals, as metrics_persist.h says
  *   trailer  u64 FNV-1a of everything before it
  */
 #include "persist.h"
@@ -18,8 +18,12 @@
 #include "metrics_persist.h"
 #include "snapshot_codec.h"
 
-#define MAGIC           "OFFCPUDR"
-#define VERSION         4u
+#define MAGIC   "OFFCPUDR"
+#define VERSION 6u
+/* The codec's record layout in a file of version v (see above). */
+#define CODEC_OF(v) ((v) <= 3u ? (v) : (v)-1u)
+_Static_assert(CODEC_OF(VERSION) == CODEC_VERSION,
+               "the ring file is written in the codec's layout");
 #define BYTE_ORDER_MARK 0x01020304u
 
 struct header {
@@ -72,7 +76,7 @@ int ring_load(struct ring *r, struct metrics *m, const unsigned char *buf, size_
         h.bom != BYTE_ORDER_MARK ||
         (h.version >= 4 && !codec_take(&rd, journal_generation, sizeof(*journal_generation))))
         return -EBADMSG;
-    rd.version = h.version < CODEC_VERSION ? h.version : CODEC_VERSION;
+    rd.version = CODEC_OF(h.version);
     ret = codec_read_strings(&rd, h.nstrings, &r->intern, &strings);
     if (ret == 0)
         ret = codec_read_stacks(&rd, h.nstacks, &r->intern, &strings, &stacks);

@@ -65,7 +65,10 @@ static void row_from_record(struct query_row *row, const struct record *rec, con
         .tid = group_by & GROUP_BY_TID ? rec->tid : 0,
         .state = group_by & GROUP_BY_STATE ? rec->state : 0,
         .total_ns = rec->total_ns,
+        .runq_ns = rec->runq_ns,
         .count = rec->count,
+        .max_ns = rec->max_ns,
+        .hist = rec->hist,
     };
 }
 
@@ -123,27 +126,51 @@ static int collect(const struct ring *r, const struct query *q, struct query_res
     return 0;
 }
 
+/* Add row's histogram to into's sums, made if need be. */
+static int add_histogram(const struct ring *r, struct query_row *into, const struct query_row *row)
+{
+    if (!into->sums && !(into->sums = calloc(1, sizeof(*into->sums))))
+        return -ENOMEM;
+    if (row->hist)
+        histogram_add_text(into->sums, intern_string_get(&r->intern, row->hist));
+    return 0;
+}
+
 /* Sum rows of equal identity; they are adjacent once sorted by identity. */
-static void merge(struct query_result *res, uint64_t min_total_ns)
+static int merge(const struct ring *r, const struct query *q, struct query_result *res)
 {
     size_t out = 0;
 
     if (!res->n)
-        return;
+        return 0;
     qsort(res->rows, res->n, sizeof(*res->rows), cmp_identity);
     for (size_t i = 0; i < res->n; i++) {
-        if (out > 0 && cmp_identity(&res->rows[out - 1], &res->rows[i]) == 0) {
-            res->rows[out - 1].total_ns += res->rows[i].total_ns;
-            res->rows[out - 1].count += res->rows[i].count;
+        struct query_row *row = &res->rows[i], *into = out ? &res->rows[out - 1] : NULL;
+
+        if (into && cmp_identity(into, row) == 0) {
+            into->total_ns += row->total_ns;
+            into->runq_ns += row->runq_ns;
+            into->count += row->count;
+            if (row->max_ns > into->max_ns)
+                into->max_ns = row->max_ns;
         } else {
-            res->rows[out++] = res->rows[i];
+            into = &res->rows[out++];
+            *into = *row;
+        }
+        if (q->histograms && add_histogram(r, into, row) < 0) {
+            res->n = out;
+            return -ENOMEM;
         }
     }
     res->n = 0;
-    for (size_t i = 0; i < out; i++)
-        if (res->rows[i].total_ns >= min_total_ns)
+    for (size_t i = 0; i < out; i++) {
+        if (res->rows[i].total_ns >= q->min_total_ns)
             res->rows[res->n++] = res->rows[i];
+        else
+            free(res->rows[i].sums);
+    }
     qsort(res->rows, res->n, sizeof(*res->rows), cmp_total);
+    return 0;
 }
 
 int query_run(const struct ring *r, const struct query *q, struct query_result *res)
@@ -160,12 +187,16 @@ int query_run(const struct ring *r, const struct query *q, struct query_result *
         res->start_ns = q->start_ns;
         res->end_ns = q->end_ns;
     }
-    merge(res, q->min_total_ns);
-    return 0;
+    ret = merge(r, q, res);
+    if (ret < 0)
+        query_result_done(res);
+    return ret;
 }
 
 void query_result_done(struct query_result *res)
 {
+    for (size_t i = 0; i < res->n; i++)
+        free(res->rows[i].sums);
     free(res->rows);
     memset(res, 0, sizeof(*res));
 }

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "histogram.h"
 #include "protocol.h"
 #include "ring.h"
 
@@ -28,6 +29,7 @@ struct query {
     unsigned group_by;
     int64_t uid;          /* < 0: any; else only records of this uid, the others withheld */
     bool collapse_kernel; /* every kernel stack reads as QUERY_KERNEL_COLLAPSED */
+    bool histograms;      /* sum the rows' histograms too */
 };
 
 /* Stack id of a kernel stack shown as one "[kernel]" frame. */
@@ -39,7 +41,11 @@ struct query_row {
     uint32_t pid, tid;
     char state;
     uint64_t total_ns;
+    uint64_t runq_ns;
     uint64_t count;
+    uint64_t max_ns;
+    uint32_t hist;          /* while collecting: the record's (a string id) */
+    struct histogram *sums; /* with histograms: the merged row's (malloc'ed) */
 };
 
 struct query_result {

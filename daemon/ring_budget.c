@@ -83,8 +83,8 @@ static uint32_t merge_equal(struct intern *in, struct record *recs, uint32_t n)
     qsort(recs, n, sizeof(*recs), record_cmp);
     for (uint32_t i = 0; i < n; i++) {
         if (out && record_cmp(&recs[out - 1], &recs[i]) == 0) {
-            recs[out - 1].total_ns += recs[i].total_ns;
-            recs[out - 1].count += recs[i].count;
+            record_add_sums(in, &recs[out - 1], &recs[i]);
+            intern_string_unref(in, recs[i].hist);
             intern_string_unref(in, recs[i].comm);
             intern_string_unref(in, recs[i].cgroup);
             intern_stack_unref(in, recs[i].ustack);

@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "histogram.h"
+
 void snapshot_free(struct intern *in, struct snapshot *s)
 {
     if (!s)
@@ -15,8 +17,32 @@ void snapshot_free(struct intern *in, struct snapshot *s)
         intern_stack_unref(in, rec->ustack);
         intern_stack_unref(in, rec->uwhere);
         intern_stack_unref(in, rec->kstack);
+        intern_string_unref(in, rec->hist);
     }
     free(s);
+}
+
+void record_add_sums(struct intern *in, struct record *into, const struct record *from)
+{
+    struct histogram h = {{0}};
+    uint32_t sum;
+
+    into->total_ns += from->total_ns;
+    into->runq_ns += from->runq_ns;
+    into->count += from->count;
+    if (from->max_ns > into->max_ns)
+        into->max_ns = from->max_ns;
+    if (!from->hist)
+        return;
+    if (into->hist)
+        histogram_add_text(&h, intern_string_get(in, into->hist));
+    histogram_add_text(&h, intern_string_get(in, from->hist));
+    /* out of memory: into keeps its own histogram, short of from's periods */
+    sum = histogram_intern(in, &h);
+    if (!sum)
+        return;
+    intern_string_unref(in, into->hist);
+    into->hist = sum;
 }
 
 size_t snapshot_bytes(const struct snapshot *s)

@@ -14,7 +14,9 @@
 
 struct record {
     uint64_t total_ns;
+    uint64_t runq_ns; /* of total_ns, runnable: waiting for a CPU, not blocked */
     uint64_t count;
+    uint64_t max_ns; /* the longest single period */
     uint32_t tgid;
     uint32_t tid;
     uint32_t comm;   /* string id */
@@ -24,8 +26,9 @@ struct record {
     /* stack id: where each user frame lies, two strings per frame (see
      * frame_where.h); 0 when not known */
     uint32_t uwhere;
-    uint32_t uid; /* whose process; UID_UNKNOWN if not known */
-    char state;   /* enum offcpu_state */
+    uint32_t uid;  /* whose process; UID_UNKNOWN if not known */
+    uint32_t hist; /* string id: the periods' histogram (histogram.h); 0: none */
+    char state;    /* enum offcpu_state */
 };
 
 #define UID_UNKNOWN UINT32_MAX
@@ -41,6 +44,10 @@ struct snapshot {
     uint32_t n;
     struct record records[];
 };
+
+/* Add the sums of from, a record of the same identity, to into (which then
+ * holds a reference to its new histogram; from's it leaves alone). */
+void record_add_sums(struct intern *in, struct record *into, const struct record *from);
 
 /* The memory s holds besides its strings and stacks. */
 size_t snapshot_bytes(const struct snapshot *s);

@@ -10,6 +10,7 @@
 #include "frame_cache.h"
 #include "frame_names.h"
 #include "frame_where.h"
+#include "histogram.h"
 #include "macro.h"
 
 _Static_assert(UID_UNKNOWN == OFFCPU_UID_UNKNOWN, "one unknown owner, two names");
@@ -174,6 +175,7 @@ static void fill_identity(struct builder *b, struct cgroups *cg)
         const struct offcpu_key *k = &b->d->keys[i];
         struct record *rec = &b->snap->records[i];
         char comm[sizeof(k->comm) + 1], path[PATH_MAX];
+        struct histogram h;
 
         memcpy(comm, k->comm, sizeof(k->comm));
         comm[sizeof(k->comm)] = '\0';
@@ -182,6 +184,10 @@ static void fill_identity(struct builder *b, struct cgroups *cg)
         rec->uid = k->uid;
         rec->state = (char)k->state;
         rec->total_ns = b->d->values[i].total_ns;
+        rec->runq_ns = b->d->values[i].runq_ns;
+        rec->max_ns = b->d->values[i].max_ns;
+        histogram_from_counts(&h, b->d->values[i].hist);
+        rec->hist = histogram_intern(b->in, &h);
         rec->count = b->d->values[i].count;
         rec->comm = intern_string(b->in, comm);
         rec->cgroup = cg && cgroups_path(cg, k->cgroup_id, path, sizeof(path)) == 0

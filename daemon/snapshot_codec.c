@@ -6,17 +6,36 @@
 #include <string.h>
 
 #include "fnv.h"
+#include "histogram.h"
 
 struct disk_record {
     uint64_t total_ns, count;
     uint32_t tgid, tid, comm, cgroup, ustack, kstack;
     uint32_t state;
-    uint32_t uid;    /* version 2; padding in version 1 */
-    uint32_t uwhere; /* version 3 */
+    uint32_t uid;     /* version 2; padding in version 1 */
+    uint32_t uwhere;  /* version 3 */
+    uint32_t pad;     /* version 3 wrote it too */
+    uint64_t runq_ns; /* version 4 */
+    uint64_t max_ns;  /* version 5 */
+    uint32_t hist;    /* version 5 */
+    uint32_t pad5;
 };
 
-/* The records of versions 1 and 2 end before uwhere (uid was padding). */
+/* The records of versions 1 and 2 end before uwhere (uid was padding),
+ * those of version 3 before runq_ns, of 4 before max_ns (what a version did
+ * not have reads as 0: not known then). */
 #define DISK_RECORD_V2_SIZE offsetof(struct disk_record, uwhere)
+#define DISK_RECORD_V3_SIZE offsetof(struct disk_record, runq_ns)
+#define DISK_RECORD_V4_SIZE offsetof(struct disk_record, max_ns)
+_Static_assert(DISK_RECORD_V3_SIZE == 56, "version 3 records are 56 bytes");
+
+static size_t disk_record_size(uint32_t version)
+{
+    return version >= 5   ? sizeof(struct disk_record)
+           : version == 4 ? DISK_RECORD_V4_SIZE
+           : version == 3 ? DISK_RECORD_V3_SIZE
+                          : DISK_RECORD_V2_SIZE;
+}
 
 /* More frames than any stack the collector takes. */
 #define MAX_FRAMES 512
@@ -66,10 +85,20 @@ void codec_put_snapshot(struct codec_writer *w, const struct snapshot *s)
     codec_put_u32(w, s->n);
     for (uint32_t j = 0; j < s->n; j++) {
         const struct record *rec = &s->records[j];
-        struct disk_record d = {rec->total_ns, rec->count,  rec->tgid,
-                                rec->tid,      rec->comm,   rec->cgroup,
-                                rec->ustack,   rec->kstack, (uint32_t)rec->state,
-                                rec->uid,      rec->uwhere};
+        struct disk_record d = {rec->total_ns,
+                                rec->count,
+                                rec->tgid,
+                                rec->tid,
+                                rec->comm,
+                                rec->cgroup,
+                                rec->ustack,
+                                rec->kstack,
+                                (uint32_t)rec->state,
+                                rec->uid,
+                                rec->uwhere,
+                                .runq_ns = rec->runq_ns,
+                                .max_ns = rec->max_ns,
+                                .hist = rec->hist};
 
         codec_put(w, &d, sizeof(d));
     }
@@ -207,9 +236,11 @@ static int read_record(struct codec_reader *rd, struct intern *in, const struct 
 {
     struct disk_record d = {0};
 
-    if (!codec_take(rd, &d, rd->version >= 3 ? sizeof(d) : DISK_RECORD_V2_SIZE))
+    if (!codec_take(rd, &d, disk_record_size(rd->version)))
         return -EBADMSG;
     *rec = (struct record){.total_ns = d.total_ns,
+                           .runq_ns = d.runq_ns,
+                           .max_ns = d.max_ns,
                            .count = d.count,
                            .tgid = d.tgid,
                            .tid = d.tid,
@@ -220,21 +251,25 @@ static int read_record(struct codec_reader *rd, struct intern *in, const struct 
     rec->ustack = map_get(stacks, d.ustack);
     rec->kstack = map_get(stacks, d.kstack);
     rec->uwhere = map_get(stacks, d.uwhere);
+    rec->hist = map_get(strings, d.hist);
     if (!rec->comm || (d.cgroup && !rec->cgroup) || (d.ustack && !rec->ustack) ||
-        (d.kstack && !rec->kstack) || (d.uwhere && !rec->uwhere) || d.state > 127)
+        (d.kstack && !rec->kstack) || (d.uwhere && !rec->uwhere) || d.state > 127 ||
+        d.runq_ns > d.total_ns || (d.hist && !rec->hist) ||
+        (rec->hist && !histogram_text_valid(intern_string_get(in, rec->hist))))
         return -EBADMSG;
     intern_string_ref(in, rec->comm);
     intern_string_ref(in, rec->cgroup);
     intern_stack_ref(in, rec->ustack);
     intern_stack_ref(in, rec->kstack);
     intern_stack_ref(in, rec->uwhere);
+    intern_string_ref(in, rec->hist);
     return 0;
 }
 
 int codec_read_snapshot(struct codec_reader *rd, struct ring *r, const struct id_map *strings,
                         const struct id_map *stacks, int64_t *last_end, const struct snapshot **ret)
 {
-    size_t record_size = rd->version >= 3 ? sizeof(struct disk_record) : DISK_RECORD_V2_SIZE;
+    size_t record_size = disk_record_size(rd->version);
     int64_t start, end;
     uint32_t nrec;
     struct snapshot *s;

@@ -20,8 +20,9 @@
 #include "ring.h"
 
 /* The layout of records: version 1 had no uid (read as of an unknown user,
- * whom only root sees); versions 1 and 2 had no uwhere. */
-#define CODEC_VERSION 3u
+ * whom only root sees); versions 1 and 2 had no uwhere; 1 to 3 no runq_ns;
+ * 1 to 4 no max_ns and hist. */
+#define CODEC_VERSION 5u
 
 struct codec_writer {
     FILE *f;

@@ -6,17 +6,22 @@
 #include "check.h"
 #include "render.h"
 
-static char *folded(const char *reply_json)
+static char *folded_time(const char *reply_json, enum stack_time which)
 {
     json_t *reply = json_loads(reply_json, 0, NULL);
     char *text = NULL;
     size_t size = 0;
     FILE *f = open_memstream(&text, &size);
 
-    render_folded(f, reply);
+    render_folded(f, reply, which);
     fclose(f);
     json_decref(reply);
     return text;
+}
+
+static char *folded(const char *reply_json)
+{
+    return folded_time(reply_json, STACK_TIME_TOTAL);
 }
 
 static void expect(const char *what, const char *reply, const char *want)
@@ -60,5 +65,20 @@ int main(void)
            "\"user\":[\"f\"],\"kernel\":[\"k\"],\"total_ns\":1000,\"count\":1}]}",
            "a;[pid 10];[tid 11];[state D];[cgroup /job];f;-;k 1\n");
     expect("no stacks, no lines", "{\"stacks\":[]}", "");
+
+    /* a sleep (blocked 7 ms, then 3 ms waiting for a CPU) and a preemption */
+    const char *split = "{\"stacks\":[{\"comm\":\"a\",\"user\":[\"f\"],\"kernel\":[\"k\"],"
+                        "\"total_ns\":10000000,\"runq_ns\":3000000,\"count\":1},"
+                        "{\"comm\":\"a\",\"user\":[\"g\"],\"kernel\":[\"k\"],"
+                        "\"total_ns\":2000000,\"runq_ns\":2000000,\"count\":1}]}";
+    char *text = folded_time(split, STACK_TIME_BLOCKED);
+
+    CHECK(strcmp(text, "a;f;-;k 7000\n") == 0,
+          "blocked: total less runq, without all-runq stacks:\n%s", text);
+    free(text);
+    text = folded_time(split, STACK_TIME_RUNQ);
+    CHECK(strcmp(text, "a;f;-;k 3000\na;g;-;k 2000\n") == 0, "runq time:\n%s", text);
+    free(text);
+    expect("total by default", split, "a;f;-;k 10000\na;g;-;k 2000\n");
     return CHECK_EXIT();
 }

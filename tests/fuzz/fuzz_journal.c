@@ -75,7 +75,8 @@ static void check_references(const struct ring *r)
                 (rec->cgroup && !strings->slots[rec->cgroup]) ||
                 (rec->ustack && !stacks->slots[rec->ustack]) ||
                 (rec->kstack && !stacks->slots[rec->kstack]) ||
-                (rec->uwhere && !stacks->slots[rec->uwhere]))
+                (rec->uwhere && !stacks->slots[rec->uwhere]) ||
+                (rec->hist && !strings->slots[rec->hist]))
                 abort();
         }
 }

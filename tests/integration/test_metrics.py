@@ -130,7 +130,8 @@ def test_endpoint_passes_promtool(metrics_daemon):
     res = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
                          text=True, timeout=30)
     assert res.returncode == 0, res.stdout + res.stderr
-    for name in ("offcpud_off_cpu_seconds_total", "offcpud_switches_total",
+    for name in ("offcpud_off_cpu_seconds_total", "offcpud_runq_seconds_total",
+                 "offcpud_switches_total",
                  "offcpud_lost_events_total", "offcpud_drains_total", "offcpud_memory_used_bytes"):
         assert f"\n# TYPE {name} " in text, name
     # nothing a socket-group member could not read: no pids, no stacks, no commands

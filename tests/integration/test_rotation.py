@@ -44,3 +44,17 @@ def test_raw_tp_fallback(start_daemon):
     # the time of the episodes seen: a wait that passed without a switch has none
     seen_ns = truth["nanosleep_offcpu_ns"] * in_s / truth["nanosleep_calls"]
     assert within(sum(s["total_ns"] for s in sleeps), seen_ns, 0.02), (reply["stacks"], truth)
+
+
+def test_rotation_splits_runq_too(start_daemon):
+    """A thread waits ~20 ms for its CPU after each 10 ms sleep, with flips every 50 ms: most
+    waits span a flip, where charge_blocked charges the part before it. Blocked and run-queue
+    time each add up to the workload's own measure: nothing lost, nothing counted twice."""
+    d = start_daemon("--interval", "50ms")
+    truth = run_workload("runq_sleeper", "--sleeps", "30", "--spinners", "6")
+    assert truth["runq_ns"] > 30 * 5_000_000, truth  # the waits are long: flips fall in them
+    whole = d.dump_json("--tid", str(truth["tid"]), "--since", "60s")
+    assert whole["snapshots"] >= 10, whole["snapshots"]
+    sleeps = [s for s in whole["stacks"] if "sleep_10ms_on_busy_cpu" in s["user"]]
+    assert within(sum(s["total_ns"] for s in sleeps), truth["offcpu_ns"], 0.01), (sleeps, truth)
+    assert within(sum(s["runq_ns"] for s in sleeps), truth["runq_ns"], 0.03), (sleeps, truth)

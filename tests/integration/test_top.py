@@ -57,7 +57,7 @@ def test_vfork_parent_in_d_column(daemon, runs):
     assert row["states"]["D"] >= 0.9 * 100 * 5e6, row
     human = daemon.ctl("top", "--pid", str(vfork["pid"]), *window).stdout.splitlines()
     assert human[0].startswith("off-CPU time by process, "), human
-    assert human[1].split()[:7] == ["TOTAL", "S", "D", "R", "I", "OTHER", "%WIN"], human
+    assert human[1].split()[:8] == ["TOTAL", "S", "D", "R", "I", "OTHER", "RUNQ", "%WIN"], human
     cells = human[2].split()
     assert cells[-2:] == [str(vfork["pid"]), "vfork_waits"] and cells[2] != "-", human
 

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* offcpuctl hist: how long single off-CPU periods were, in log2 buckets:
+ * 1000 waits of 2 ms and one stall of 2 s have the same total, not the same
+ * shape. Of the whole selection, or per stack with --by stack. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "daemon_call.h"
+#include "macro.h"
+#include "period_hist.h"
+#include "render.h"
+#include "selection.h"
+
+#define DEFAULT_LIMIT 10
+
+struct hist_options {
+    bool by_stack;
+    size_t limit;
+};
+
+static void hist_usage(FILE *f)
+{
+    fprintf(f, "Usage: offcpuctl [--socket PATH] [--json] hist [OPTIONS]\n"
+               "Show how long single off-CPU periods were (log2 buckets of microseconds).\n\n"
+               "  --by stack             one histogram per stack, most time first\n"
+               "  --limit N              with --by stack: the N first stacks (default 10; 0: all)\n"
+               "" SELECTION_HELP);
+}
+
+static int hist_option(int c, char **argv, struct hist_options *o)
+{
+    switch (c) {
+    case 'b':
+        if (strcmp(optarg, "stack") != 0)
+            return usage_error("invalid --by '%s' (stack)", optarg);
+        o->by_stack = true;
+        return EXIT_OK;
+    case 'l':
+        return limit_parse(optarg, &o->limit);
+    default:
+        return option_error(c, argv);
+    }
+}
+
+/* The histograms of a reply's rows: one of them all, or one per stack. */
+static int show(const struct globals *g, const struct hist_options *o, const json_t *reply)
+{
+    const json_t *rows = json_object_get(reply, o->by_stack ? "stacks" : "rows");
+    size_t n = o->by_stack && o->limit && o->limit < json_array_size(rows) ? o->limit
+                                                                           : json_array_size(rows);
+    json_auto_t *out = json_array();
+    struct period_hist all = {0};
+    char window[96];
+    int r = EXIT_OK;
+
+    render_window(json_integer_value(json_object_get(reply, "start_ns")),
+                  json_integer_value(json_object_get(reply, "end_ns")), window, sizeof(window));
+    if (!g->json)
+        printf("off-CPU periods by length, %s\n", window);
+    for (size_t i = 0; i < json_array_size(rows); i++)
+        period_hist_add(&all, json_array_get(rows, i));
+    for (size_t i = 0; o->by_stack && i < n; i++) {
+        const json_t *row = json_array_get(rows, i);
+        _cleanup_free_ char *stack = render_folded_stack(row);
+        struct period_hist h = {0};
+        json_t *one;
+
+        if (!stack)
+            return fail("out of memory");
+        period_hist_add(&h, row);
+        if (g->json) {
+            one = period_hist_json(&h);
+            json_object_set_new(one, "stack", json_string(stack));
+            json_array_append_new(out, one);
+            continue;
+        }
+        printf("\n%s\n", stack);
+        period_hist_print(stdout, &h);
+    }
+    if (!o->by_stack) {
+        if (g->json)
+            json_array_append_new(out, period_hist_json(&all));
+        else
+            period_hist_print(stdout, &all);
+    } else if (!g->json && n < json_array_size(rows)) {
+        printf("\n(%zu more stacks; --limit 0 shows all)\n", json_array_size(rows) - n);
+    }
+    if (g->json) {
+        json_auto_t *doc =
+            json_pack("{s:O, s:O, s:O}", "start_ns", json_object_get(reply, "start_ns"), "end_ns",
+                      json_object_get(reply, "end_ns"), "histograms", out);
+
+        r = print_json(doc);
+    }
+    return finish_output(r);
+}
+
+int cmd_hist(const struct globals *g, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        SELECTION_OPTIONS,
+        {"by", required_argument, NULL, 'b'},
+        {"limit", required_argument, NULL, 'l'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    struct hist_options o = {.limit = DEFAULT_LIMIT};
+    json_auto_t *params = json_object();
+    json_auto_t *reply = NULL;
+    int c, r = EXIT_OK;
+
+    optind = 1;
+    opterr = 0;
+    while (r == EXIT_OK && (c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+        if (c == 'h') {
+            hist_usage(stdout);
+            return EXIT_OK;
+        }
+        r = selection_option(c, optarg, params);
+        if (r == -ENOENT)
+            r = hist_option(c, argv, &o);
+    }
+    if (r == EXIT_OK && optind < argc)
+        r = usage_error("unexpected argument '%s'", argv[optind]);
+    if (r != EXIT_OK)
+        return r;
+    json_object_set_new(params, "histograms", json_true());
+    /* the whole selection: Top merges the stacks in the daemon */
+    r = daemon_call(g, o.by_stack ? "io.offcpud.Dump" : "io.offcpud.Top", params, &reply);
+    if (r != EXIT_OK)
+        return r;
+    if (!json_array_size(json_object_get(reply, o.by_stack ? "stacks" : "rows")))
+        return selection_no_data(params, "that window");
+    return show(g, &o, reply);
+}

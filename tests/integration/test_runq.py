@@ -1,0 +1,101 @@
+"""Run-queue latency apart from blocked time: a thread sleeps 10 ms at a time on a CPU that
+pinned spinners keep busy, so after each wakeup it waits for the CPU. offcpud must charge
+each sleep (~10 ms) as blocked and the measured rest as runq, with totals unchanged, in
+dump's JSON and folded --time, top's RUNQ column and the Prometheus counters."""
+import json
+import os
+import time
+import urllib.request
+
+import pytest
+
+from conftest import Daemon, cgroup2_mount, folded, within, workload_in
+from test_metrics import free_port
+
+SLEEPS = 100
+SLEEP_NS = 10_000_000
+FUNCTION = "sleep_10ms_on_busy_cpu"
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """A daemon with metrics, and one run of runq_sleeper in a cgroup of its own:
+    (daemon, the workload's own measure, the cgroup's path as offcpud names it)."""
+    port = free_port()
+    d = Daemon(tmp_path_factory.mktemp("offcpud"), "--interval", "200ms",
+               "--metrics-listen", f"127.0.0.1:{port}")
+    d.metrics_url = f"http://127.0.0.1:{port}/metrics"
+    cgroup = cgroup2_mount() / f"offcpud-runq-{os.getpid()}"
+    cgroup.mkdir()
+    try:
+        proc, _ = workload_in(cgroup, "runq_sleeper", "--sleeps", str(SLEEPS))
+        out, _ = proc.communicate(timeout=120)
+        assert proc.returncode == 0
+        truth = json.loads(out.strip().splitlines()[-1])
+        time.sleep(0.6)  # drained
+        yield d, truth, "/" + str(cgroup.relative_to(cgroup2_mount()))
+    finally:
+        d.stop()
+        cgroup.rmdir()
+
+
+def sleeps_of(reply):
+    return [s for s in reply["stacks"] if FUNCTION in s["user"]]
+
+
+def test_sleep_is_blocked_the_rest_is_runq(run):
+    d, truth, _ = run
+    # the spinners did keep the CPU: each wakeup waited for it
+    assert truth["runq_ns"] > SLEEPS * 1_000_000, truth
+    sleeps = sleeps_of(d.dump_json("--tid", str(truth["tid"]), "--group-by", "state"))
+    total = sum(s["total_ns"] for s in sleeps)
+    runq = sum(s["runq_ns"] for s in sleeps)
+    count = sum(s["count"] for s in sleeps if s["state"] == "S")
+    assert within(total, truth["offcpu_ns"], 0.01), (sleeps, truth)
+    # the workload counts the timer's own latency (microseconds) as run-queue time
+    assert within(runq, truth["runq_ns"], 0.03), (sleeps, truth)
+    assert 0.98 * SLEEPS <= count <= SLEEPS, sleeps
+    assert within((total - runq) / count, SLEEP_NS, 0.02), (sleeps, truth)
+
+
+def test_folded_time_choices(run):
+    d, truth, _ = run
+    tid = str(truth["tid"])
+
+    def us(*args):
+        text = d.ctl("dump", "--tid", tid, *args).stdout
+        return sum(v for _, user, _, v in folded(text) if FUNCTION in user)
+
+    sleeps = sleeps_of(d.dump_json("--tid", tid))
+    total = sum(s["total_ns"] for s in sleeps)
+    runq = sum(s["runq_ns"] for s in sleeps)
+    assert d.ctl("dump", "--tid", tid, "--time", "total").stdout == \
+        d.ctl("dump", "--tid", tid).stdout
+    assert abs(us() - total / 1000) <= len(sleeps)
+    assert abs(us("--time", "runq") - runq / 1000) <= len(sleeps)
+    assert abs(us("--time", "blocked") - (total - runq) / 1000) <= len(sleeps)
+    res = d.ctl("dump", "--tid", tid, "--time", "queued", check=False)
+    assert res.returncode == 2 and "--time 'queued'" in res.stderr, res
+
+
+def test_top_runq_column(run):
+    d, truth, _ = run
+    tid = str(truth["tid"])
+    dumped = sum(s["runq_ns"] for s in d.dump_json("--tid", tid)["stacks"])
+    top = json.loads(d.ctl("--json", "top", "--by", "thread", "--tid", tid,
+                                         "--since", "5m").stdout)
+    assert top["rows"][0]["runq_ns"] == dumped, top
+    human = d.ctl("top", "--by", "thread", "--tid", tid, "--since", "5m").stdout.splitlines()
+    titles = human[1].split()
+    assert human[2].split()[titles.index("RUNQ")] != "-", human
+
+
+def test_prometheus_runq_counter(run):
+    d, _, cgroup = run
+    dumped = sum(s["runq_ns"] for s in d.dump_json("--cgroup", cgroup)["stacks"])
+    with urllib.request.urlopen(d.metrics_url, timeout=10) as r:
+        text = r.read().decode()
+    counted = sum(float(line.split()[-1]) for line in text.splitlines()
+                  if line.startswith("offcpud_runq_seconds_total{")
+                  and f'cgroup="{cgroup}"' in line)
+    assert dumped > 0 and abs(counted - dumped / 1e9) < 1e-6, (counted, dumped)

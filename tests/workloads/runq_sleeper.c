@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A thread that sleeps 10 ms at a time on a CPU kept busy: its off-CPU time
+ * is the sleep plus the wait for the CPU after each wakeup (run-queue
+ * latency). Spinner threads pinned to the same CPU keep it busy.
+ *
+ *   runq_sleeper [--wait-stdin] [--sleeps N] [--spinners N] [--nice N]
+ *
+ * The sleeper runs at nice 19 (--nice) so that its wakeups do not preempt
+ * the spinners at once: it waits for the CPU, as a low-priority thread on a
+ * busy machine does.
+ *
+ * The sleeper sleeps to an absolute deadline 10 ms ahead with a timer slack
+ * of 1 ns, so it knows when it became runnable: at the deadline. Per call,
+ * the time from the call to the deadline is its sleep (blocked); its off-CPU
+ * time is wall minus CPU time (blocked_time.h); the rest of that is the wait
+ * for the CPU. At exit one JSON line on stdout gives these sums.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "blocked_time.h"
+#include "workload_start.h"
+
+#define NOINLINE     __attribute__((noinline))
+#define SLEEP_NS     (10 * 1000 * 1000LL)
+#define SPINNERS_MAX 16
+
+static int sleeps = 100, spinners = 3, nice_sleeper = 19;
+static atomic_int done;
+static int cpu; /* the one CPU every thread here runs on */
+
+struct sleeper_result {
+    pid_t tid;
+    struct blocked_time t;
+    long long sleep_ns; /* of t.offcpu_ns: from each call to its deadline */
+};
+
+static struct sleeper_result result;
+
+static void pin_to_cpu(void)
+{
+    cpu_set_t set;
+
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+/* The last CPU this process may run on: the one the threads share. */
+static int chosen_cpu(void)
+{
+    cpu_set_t set;
+    int last = 0;
+
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+        for (int i = 0; i < CPU_SETSIZE; i++)
+            if (CPU_ISSET(i, &set))
+                last = i;
+    return last;
+}
+
+NOINLINE static void *spinner_main(void *arg)
+{
+    pin_to_cpu();
+    while (!atomic_load_explicit(&done, memory_order_relaxed))
+        ;
+    return NULL;
+}
+
+NOINLINE static void sleep_10ms_on_busy_cpu(struct sleeper_result *r)
+{
+    struct blocked_mark m = blocked_begin();
+    long long deadline = m.wall + SLEEP_NS;
+    struct timespec ts = {deadline / 1000000000LL, deadline % 1000000000LL};
+
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+    blocked_end(&r->t, m);
+    r->sleep_ns += SLEEP_NS;
+}
+
+NOINLINE void sleep_in_a_loop(struct sleeper_result *r)
+{
+    for (int i = 0; i < sleeps; i++)
+        sleep_10ms_on_busy_cpu(r);
+    __asm__ volatile("" ::: "memory"); /* keep this frame: no tail call */
+}
+
+NOINLINE static void *sleeper_main(void *arg)
+{
+    pin_to_cpu();
+    /* woken at the deadline, not up to 50 us after it */
+    prctl(PR_SET_TIMERSLACK, 1UL);
+    setpriority(PRIO_PROCESS, 0, nice_sleeper);
+    result.tid = syscall(SYS_gettid);
+    sleep_in_a_loop(&result);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    const struct int_option opts[] = {
+        {"sleeps", &sleeps}, {"spinners", &spinners}, {"nice", &nice_sleeper}};
+    int status = workload_start(argc, argv, opts, N_OPTIONS(opts));
+    pthread_t spinner[SPINNERS_MAX], sleeper;
+    struct timespec warm = {0, 20 * 1000 * 1000};
+
+    if (status)
+        return status;
+    if (spinners < 0 || spinners > SPINNERS_MAX) {
+        fprintf(stderr, "--spinners: 0 to %d\n", SPINNERS_MAX);
+        return 2;
+    }
+    cpu = chosen_cpu();
+    for (int i = 0; i < spinners; i++)
+        pthread_create(&spinner[i], NULL, spinner_main, NULL);
+    nanosleep(&warm, NULL); /* the spinners are on their CPU */
+    pthread_create(&sleeper, NULL, sleeper_main, NULL);
+    pthread_join(sleeper, NULL);
+    atomic_store(&done, 1);
+    for (int i = 0; i < spinners; i++)
+        pthread_join(spinner[i], NULL);
+    printf("{\"pid\":%d,\"tid\":%d,\"cpu\":%d,\"calls\":%d,\"wall_ns\":%lld,\"offcpu_ns\":%lld,"
+           "\"sleep_ns\":%lld,\"runq_ns\":%lld}\n",
+           (int)getpid(), (int)result.tid, cpu, result.t.calls, result.t.wall_ns,
+           result.t.offcpu_ns, result.sleep_ns, result.t.offcpu_ns - result.sleep_ns);
+    return 0;
+}
