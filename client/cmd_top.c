@@ -3,6 +3,7 @@
  * refreshes like top(1), with plain terminal escape codes. */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,12 +101,26 @@ static int show(const struct globals *g, const struct top_options *o, json_t *pa
     return finish_output(r);
 }
 
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+/* Until Ctrl-C (or SIGTERM): a handler of our own, since a shell that
+ * started us in the background had SIGINT ignored, and we would not stop. */
 static int watch(const struct globals *g, const struct top_options *o, json_t *params)
 {
     struct timespec pause = {(time_t)(o->refresh_ns / NSEC_PER_SEC),
                              (long)(o->refresh_ns % NSEC_PER_SEC)};
+    struct sigaction sa = {.sa_handler = on_interrupt};
 
-    for (;;) {
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    while (!interrupted) {
         int r;
 
         /* home and clear: understood by every terminal and by tmux */
@@ -113,9 +128,10 @@ static int watch(const struct globals *g, const struct top_options *o, json_t *p
             fputs("\033[H\033[2J", stdout);
         r = show(g, o, params, true);
         if (r != EXIT_OK)
-            return r;
+            return interrupted ? EXIT_OK : r;
         nanosleep(&pause, NULL);
     }
+    return EXIT_OK;
 }
 
 int cmd_top(const struct globals *g, int argc, char **argv)
