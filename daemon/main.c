@@ -11,6 +11,7 @@
 #include "api.h"
 #include "command_line.h"
 #include "daemon.h"
+#include "drain.h"
 #include "kallsyms.h"
 #include "lifecycle.h"
 #include "log.h"
@@ -154,8 +155,11 @@ int main(int argc, char **argv)
     r = start(&d);
     if (r == 0)
         r = lifecycle_run(&d);
-    if (r == 0)
+    if (r == 0) {
+        /* what the last interval collected is part of what is saved */
+        drain_run(&d);
         state_dir_save(&d);
+    }
     stop(&d);
     return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

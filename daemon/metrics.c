@@ -12,6 +12,7 @@
 #include "cgroup_unit.h"
 #include "macro.h"
 #include "protocol.h"
+#include "sorted_search.h"
 
 /* Recent time halves in a minute: what ranks cgroups for a series of their own. */
 #define HALF_LIFE_NS (60 * NSEC_PER_SEC)
@@ -77,28 +78,19 @@ void metrics_set_max_cgroups(struct metrics *m, uint32_t max_cgroups)
     m->max_cgroups = max_cgroups;
 }
 
-/* The index of the first series whose cgroup is >= path. */
-static size_t lower_bound(const struct metrics *m, const char *path)
+/* Series are kept sorted by cgroup path. */
+static int series_compare(const void *elem, const void *key)
 {
-    size_t lo = 0, hi = m->n;
-
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-
-        if (strcmp(m->series[mid]->cgroup, path) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return strcmp((*(struct series *const *)elem)->cgroup, key);
 }
 
 static struct series *series_get(struct metrics *m, const char *path)
 {
-    size_t i = lower_bound(m, path);
+    bool found;
+    size_t i = sorted_search(m->series, m->n, sizeof(*m->series), path, series_compare, &found);
     struct series *s;
 
-    if (i < m->n && strcmp(m->series[i]->cgroup, path) == 0)
+    if (found)
         return m->series[i];
     if (array_reserve(&m->series, &m->cap, m->n + 1, sizeof(*m->series), 64) < 0)
         return NULL;

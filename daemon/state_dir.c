@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "daemon.h"
-#include "drain.h"
 #include "log.h"
 #include "macro.h"
 #include "owned_files.h"
@@ -313,7 +312,6 @@ void state_dir_save(struct daemon *d)
     struct state_dir *st = &d->state;
     int r;
 
-    drain_run(d);
     if (st->dirfd < 0)
         return;
     r = write_ring(d);

@@ -46,7 +46,7 @@ void state_dir_restore(struct daemon *d);
  * the journal is full, the whole ring into the ring file). */
 void state_dir_journal(struct daemon *d, const struct snapshot *s);
 
-/* At exit: the last interval too, then the ring, for the next instance. */
+/* At exit, after the last drain: the ring, for the next instance. */
 void state_dir_save(struct daemon *d);
 
 void state_dir_close(struct state_dir *st);

@@ -105,7 +105,11 @@ def test_uninterruptible_sleeps_walked(start_daemon, fresh_cgroup, tmp_path):
     rows = [r for r in d.dump_json("--cgroup", str(fresh_cgroup), "--since", "60s",
                                    "--group-by", "pid,state")["stacks"] if r["pid"] == pid]
     count = {state: sum(r["count"] for r in rows if r["state"] == state) for state in "SDR"}
-    assert count["D"] >= 50, count
+    # nearly every vfork blocks the parent in D; one whose parent is held up for the
+    # child's 5 ms between clone and its wait (a vCPU the host did not run: seen in 1
+    # of ~20 runs here under load, as D 49 and S 1) finds the child done, and waits
+    # for its exit in S (waitpid), or not at all
+    assert count["D"] >= 45, count
     assert any(r["state"] == "D" and "vfork_in_a_loop" in r["user"] for r in rows), rows
     hits = after["stack_cache_hits"] - before["stack_cache_hits"]
     assert hits <= count["S"], (hits, count, after)
