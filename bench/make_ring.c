@@ -5,12 +5,15 @@
  * bench/overhead can time queries against a full ring without waiting 15
  * minutes for one:
  *
- *   make_ring PATH SECONDS PROCESSES THREADS
+ *   make_ring PATH SECONDS PROCESSES THREADS [PHASES]
  *
  * One snapshot per second ending now; every thread of every process blocks
  * in two places per second (state S and D), each place a stack of 8 to 40
- * frames out of a pool, so that there are thousands of distinct stacks.
- * Process i has pid 1000 + i.
+ * frames out of a pool. Over the window a thread moves through PHASES
+ * (default 3) pairs of places, so that there are PROCESSES x THREADS x 2 x
+ * PHASES distinct stacks (less a few that come out alike): thousands by
+ * default, 100k with 66 phases of 200 processes of 5 threads. Process i has
+ * pid 1000 + i.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,16 +44,22 @@ int main(int argc, char **argv)
     struct timespec now;
     struct ring r;
     FILE *f;
-    int seconds, processes, threads;
+    int seconds, processes, threads, phases = 3;
     int64_t end;
 
-    if (argc != 5) {
-        fprintf(stderr, "usage: %s PATH SECONDS PROCESSES THREADS\n", argv[0]);
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr, "usage: %s PATH SECONDS PROCESSES THREADS [PHASES]\n", argv[0]);
         return 2;
     }
     seconds = atoi(argv[2]);
     processes = atoi(argv[3]);
     threads = atoi(argv[4]);
+    if (argc == 6)
+        phases = atoi(argv[5]);
+    if (seconds < 1 || processes < 1 || threads < 1 || phases < 1) {
+        fprintf(stderr, "%s: SECONDS, PROCESSES, THREADS and PHASES must be positive\n", argv[0]);
+        return 2;
+    }
     clock_gettime(CLOCK_REALTIME, &now);
     end = (int64_t)now.tv_sec * NSEC + now.tv_nsec;
     ring_init(&r, (uint64_t)(seconds + 60) * NSEC, 4ULL << 30);
@@ -69,8 +78,10 @@ int main(int argc, char **argv)
             snprintf(comm, sizeof(comm), "svc%d", p % 50);
             for (int t = 0; t < threads; t++) {
                 for (int w = 0; w < 2; w++) {
-                    /* a thread moves between a few places over time */
-                    unsigned place = (unsigned)(p * 131 + t * 17 + w * 7 + (s / 30) % 3);
+                    /* a thread moves through its phases' places over time; a
+                     * phase's places are apart from every other phase's */
+                    unsigned phase = (unsigned)((int64_t)s * phases / seconds);
+                    unsigned place = (unsigned)(p * 131 + t * 17 + w * 7) + phase * 30011u;
 
                     snap->records[k++] = (struct record){
                         .total_ns = 400000000ULL + (unsigned)(place % 97) * 1000000ULL,

@@ -114,18 +114,34 @@ def one_line_error(res, code=1):
     return res.stderr
 
 
-def test_errors_in_the_users_words(daemon, unit_file):
-    for command in ("dump", "top", "stuck"):
-        err = one_line_error(daemon.ctl(command, "--unit", "no-such-unit-here", check=False))
-        assert "unknown unit no-such-unit-here.service: no unit file" in err, err
-        err = one_line_error(daemon.ctl(command, "--unit", unit_file, check=False))
-        assert f"unit {unit_file} has no cgroup: it is not running" in err, err
-        err = one_line_error(daemon.ctl(command, "--unit", "a/b.service", check=False), 2)
-        assert "invalid --unit 'a/b.service'" in err, err
-    for command in ("dump", "top"):
-        err = one_line_error(daemon.ctl(command, "--since", "10s", "--until", "60s",
+def test_errors_in_the_users_words(daemon, unit_file, tmp_path):
+    svg = tmp_path / "out.svg"
+    # every view, with what it needs besides the selection
+    views = {"dump": [], "top": [], "hist": [], "timeline": [], "flamegraph": ["-o", str(svg)],
+             "diff": ["--before-since", "2s", "--since", "1s"]}
+    for command, extra in [*views.items(), ("stuck", [])]:
+        err = one_line_error(daemon.ctl(command, *extra, "--unit", "no-such-unit-here",
                                         check=False))
-        assert "the window ends before it starts: --until must be later than --since" in err
-        err = one_line_error(daemon.ctl(command, "--since", "@1000", "--until", "@2000",
-                                        check=False))
-        assert "that window ends before the oldest data offcpud keeps" in err, err
+        assert "unknown unit no-such-unit-here.service: no unit file" in err, (command, err)
+        err = one_line_error(daemon.ctl(command, *extra, "--unit", unit_file, check=False))
+        assert f"unit {unit_file} has no cgroup: it is not running" in err, (command, err)
+        err = one_line_error(daemon.ctl(command, *extra, "--unit", "a/b.service", check=False), 2)
+        assert "invalid --unit 'a/b.service'" in err, (command, err)
+    # diff's own window is the one before: its --since/--until are the other's
+    windows = {**{command: [*extra, "--since", "{since}", "--until", "{until}"]
+                  for command, extra in views.items() if command != "diff"},
+               "diff": ["--since", "1s", "--before-since", "{since}", "--before-until", "{until}"]}
+    for command, args in windows.items():
+        def ask(since, until, *more):
+            return daemon.ctl(command, *[a.format(since=since, until=until) for a in args], *more,
+                              check=False)
+        err = one_line_error(ask("10s", "60s"))
+        assert "the window ends before it starts: --until must be later than --since" in err, (
+            command, err)
+        err = one_line_error(ask("@1000", "@2000"))
+        assert "that window ends before the oldest data offcpud keeps" in err, (command, err)
+        if command != "diff":
+            err = one_line_error(ask("5s", "0s", "--pid", "4194305"))
+            assert "no off-CPU data for pid 4194305 in that window" in err, (command, err)
+    # a view that failed wrote nothing
+    assert not svg.exists()
