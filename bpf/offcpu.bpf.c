@@ -47,6 +47,11 @@ const volatile __u32 ntrace_cgroups = 0; /* 0: every cgroup; else those in trace
  * entries (0: no limit). Set from the maps' sizes and the cgroup share. */
 const volatile __u32 stack_share_max = 0;
 const volatile __u32 entry_share_max = 0;
+/* Past its floor, a cgroup adds only while the map holds fewer than open
+ * (its size less a reserve): however many cgroups are noisy, the reserve is
+ * there for those still under their floor. */
+const volatile __u32 stack_floor = 0, stack_open = 0;
+const volatile __u32 entry_floor = 0, entry_open = 0;
 
 /* What a blocking episode is charged to, fixed at switch-out. */
 struct rec_ident {
@@ -183,6 +188,9 @@ struct share {
     __u32 stacks;
     __u32 entries;
 };
+
+/* The share_key.cgroup_id under which a generation's totals are counted. */
+#define SHARE_ALL (~0ULL)
 
 struct {
     __uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -410,8 +418,9 @@ static __always_inline void switch_out(void *ctx, struct task_rec *rec, const st
     stat_add(OFFCPU_STAT_SWITCHES, 1);
 }
 
-/* The cgroup's share of this generation; NULL where shares are off (or the
- * LRU could not make room: better unlimited than uncounted). */
+/* What a cgroup (or all, SHARE_ALL) added to this generation's maps; NULL
+ * where shares are off (or the LRU could not make room: better unlimited than
+ * uncounted). */
 static __always_inline struct share *share_of(__u64 cgroup_id, __u32 flips)
 {
     struct share_key k = {.cgroup_id = cgroup_id, .flips = flips};
@@ -426,21 +435,41 @@ static __always_inline struct share *share_of(__u64 cgroup_id, __u32 flips)
     return bpf_map_lookup_elem(&shares, &k);
 }
 
-/* Takes one of what is left of a share (max 0: unlimited). Racing CPUs may
- * overshoot by a few: a share bounds a noisy cgroup, it is not an account. */
-static __always_inline bool take_share(__u32 *used, __u32 max)
+/*
+ * Room in this generation's maps for one more stack (entries false) or
+ * aggregate entry of a cgroup: below its floor always, up to its share while
+ * the map is not into the reserve. Racing CPUs may overshoot by a few: this
+ * bounds noisy cgroups, it is not an account.
+ */
+static __always_inline bool take_room(__u64 cgroup_id, __u32 flips, const bool entries)
 {
-    if (max && *used >= max) {
+    __u32 max = entries ? entry_share_max : stack_share_max;
+    __u32 floor = entries ? entry_floor : stack_floor;
+    __u32 open = entries ? entry_open : stack_open;
+    struct share *sh, *all;
+    __u32 *used, *total;
+
+    if (!max)
+        return true;
+    sh = share_of(cgroup_id, flips);
+    all = share_of(SHARE_ALL, flips);
+    if (!sh || !all)
+        return true;
+    used = entries ? &sh->entries : &sh->stacks;
+    total = entries ? &all->entries : &all->stacks;
+    if (*used >= floor && (*used >= max || *total >= open)) {
         stat_add(OFFCPU_STAT_OVER_BUDGET, 1);
         return false;
     }
     __sync_fetch_and_add(used, 1);
+    __sync_fetch_and_add(total, 1);
     return true;
 }
 
-/* Make sure the stack is in this generation's map; returns the hash to charge. */
+/* Make sure the stack is in this generation's map; returns the hash to charge
+ * (OFFCPU_STACK_OVER_BUDGET past the cgroup's room, see take_room). */
 static __always_inline __u64 store_stack(void *map, __u64 hash, const struct offcpu_stack *s,
-                                         struct share *sh)
+                                         __u64 cgroup_id, __u32 flips)
 {
     struct offcpu_stack *old;
     long err;
@@ -454,7 +483,7 @@ static __always_inline __u64 store_stack(void *map, __u64 hash, const struct off
         stat_add(OFFCPU_STAT_STACK_COLLISION, 1);
         return OFFCPU_STACK_MISSED;
     }
-    if (sh && !take_share(&sh->stacks, stack_share_max))
+    if (!take_room(cgroup_id, flips, false))
         return OFFCPU_STACK_OVER_BUDGET;
     err = bpf_map_update_elem(map, &hash, s, BPF_NOEXIST);
     if (err == 0 || err == -17 /* EEXIST: another CPU stored it first */)
@@ -464,7 +493,7 @@ static __always_inline __u64 store_stack(void *map, __u64 hash, const struct off
 }
 
 static __always_inline __u64 store_kernel_stack(void *map, __u64 hash, const struct kernel_stack *k,
-                                                __u32 slot, struct share *sh)
+                                                __u32 slot, __u64 cgroup_id, __u32 flips)
 {
     struct offcpu_stack *s;
 
@@ -474,7 +503,7 @@ static __always_inline __u64 store_kernel_stack(void *map, __u64 hash, const str
     if (!s)
         return OFFCPU_STACK_MISSED;
     __builtin_memcpy(s, k, sizeof(*k));
-    return store_stack(map, hash, s, sh);
+    return store_stack(map, hash, s, cgroup_id, flips);
 }
 
 /* A new aggregate entry for key; past the cgroup's share, the thread's one
@@ -482,11 +511,10 @@ static __always_inline __u64 store_kernel_stack(void *map, __u64 hash, const str
 static __always_inline struct offcpu_value *new_entry(void *agg, struct offcpu_key *key,
                                                       __u32 flips)
 {
-    struct share *sh = share_of(key->cgroup_id, flips);
     struct offcpu_value init = {}, *val;
     long err;
 
-    if (sh && !take_share(&sh->entries, entry_share_max)) {
+    if (!take_room(key->cgroup_id, flips, true)) {
         key->user_stack = key->kernel_stack = OFFCPU_STACK_OVER_BUDGET;
         val = bpf_map_lookup_elem(agg, key);
         if (val)
@@ -574,10 +602,9 @@ static __always_inline void charge(const struct rec_ident *id, const struct plac
         key.kernel_stack = p->kernel_hash;
         key.user_stack = p->user_hash;
     } else {
-        struct share *sh = share_of(id->cgroup_id, flips);
-
-        key.kernel_stack = store_kernel_stack(stk, p->kernel_hash, &p->kstack, slot, sh);
-        key.user_stack = store_stack(stk, p->user_hash, &p->ustack, sh);
+        key.kernel_stack =
+            store_kernel_stack(stk, p->kernel_hash, &p->kstack, slot, id->cgroup_id, flips);
+        key.user_stack = store_stack(stk, p->user_hash, &p->ustack, id->cgroup_id, flips);
         if (stored_gen && key.kernel_stack == p->kernel_hash && key.user_stack == p->user_hash)
             *stored_gen = flips + 1;
     }

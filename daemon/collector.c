@@ -81,6 +81,24 @@ static int open_unwind_tables(struct collector *c, const struct collector_option
     return unwind_worker_start(t, bpf_map__fd(c->skel->maps.unwind_asks), &c->unwind);
 }
 
+/*
+ * A noisy cgroup's room in each generation's maps: at most cgroup-share of
+ * each map, and past a floor only while a quarter of the map is still free.
+ * That quarter is kept for the cgroups under their floor (1/64 of it each), so
+ * however many cgroups are noisy, a quiet one's stacks are still kept.
+ */
+static void set_room(struct offcpu_bpf *skel, const struct collector_options *o)
+{
+    uint32_t stack_reserve = o->stack_entries / 4, entry_reserve = o->agg_entries / 4;
+
+    skel->rodata->stack_share_max = (uint32_t)((uint64_t)o->stack_entries * o->cgroup_share / 100);
+    skel->rodata->entry_share_max = (uint32_t)((uint64_t)o->agg_entries * o->cgroup_share / 100);
+    skel->rodata->stack_open = o->stack_entries - stack_reserve;
+    skel->rodata->entry_open = o->agg_entries - entry_reserve;
+    skel->rodata->stack_floor = stack_reserve / 64 ?: 1;
+    skel->rodata->entry_floor = entry_reserve / 64 ?: 1;
+}
+
 static int open_skeleton(const struct collector_options *o, const int *cgroup_fds,
                          uint32_t ncgroups, enum collector_attach attach, struct offcpu_bpf **ret)
 {
@@ -101,12 +119,8 @@ static int open_skeleton(const struct collector_options *o, const int *cgroup_fd
     /* without rows, the walk needs none: one (an array cannot be empty) */
     bpf_map__set_max_entries(skel->maps.unwind_rows, o->unwind_dwarf ? unwind_rows_max(o) : 1);
     skel->rodata->ntrace_cgroups = ncgroups;
-    if (o->cgroup_share < 100) {
-        skel->rodata->stack_share_max =
-            (uint32_t)((uint64_t)o->stack_entries * o->cgroup_share / 100);
-        skel->rodata->entry_share_max =
-            (uint32_t)((uint64_t)o->agg_entries * o->cgroup_share / 100);
-    }
+    if (o->cgroup_share < 100)
+        set_room(skel, o);
     if (attach == COLLECTOR_ATTACH_TP_BTF) {
         bpf_program__set_autoload(skel->progs.on_switch_raw, false);
         bpf_program__set_autoload(skel->progs.on_exec_raw, false);

@@ -3,6 +3,7 @@ the memory limit the biggest consumer's oldest snapshots lose their stacks first
 time kept, under "[stacks over budget]"), and no one's snapshot is dropped whole."""
 import json
 import subprocess
+import sys
 
 import pytest
 
@@ -74,3 +75,42 @@ def test_explosion_keeps_to_its_share_of_the_kernel_maps(start_daemon, fresh_cgr
     slept = sum(s["total_ns"] for s in stacks if s["tid"] != burst["pid"])
     assert within(slept, burst["offcpu_ns"], 0.02), (slept, burst)
     assert any(s["user"] == ["[stacks over budget]"] for s in stacks), counters
+
+
+def test_many_noisy_cgroups_leave_room_for_a_quiet_one(start_daemon, fresh_cgroup, tmp_path):
+    """A share caps one noisy cgroup; two at cgroup-share = 50 could still fill the map
+    between them. Past a small floor, a cgroup adds to a map only while a quarter of it
+    is free: that quarter is the quiet ones' room, however many are noisy."""
+    groups = [fresh_cgroup / "noisy-a", fresh_cgroup / "noisy-b", fresh_cgroup / "quiet"]
+    for p in groups:
+        p.mkdir()
+    try:
+        config = tmp_path / "offcpud.conf"
+        # a floor of 16 stacks and 64 entries a generation
+        config.write_text("stack-entries = 4096\naggregate-entries = 16384\ncgroup-share = 50\n")
+        d = start_daemon("--interval", "1s", "--config", str(config))
+        runs = [workload_in(p, "stack_explosion", "--seconds", "8")[0] for p in groups[:2]]
+        # in a cgroup of its own (the test's is the machine's), waking 200 ms apart: most
+        # of its first wakeups after a flip come after the two have filled what they may
+        quiet = subprocess.Popen([sys.executable, "-c", "import os, sys, time\n"
+                                  "print('ready', os.getpid(), flush=True)\n"
+                                  "sys.stdin.readline()\n"
+                                  "for _ in range(30): time.sleep(0.2)\n"],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        pid = quiet.stdout.readline().split()[1]
+        (groups[2] / "cgroup.procs").write_text(pid + "\n")
+        quiet.communicate("go\n", timeout=60)
+        for proc in runs:
+            proc.communicate(timeout=60)
+        # its blocks since it joined its cgroup (before, the test's cgroup was its)
+        rel = "/" + "/".join(groups[2].parts[-2:])
+        stacks = d.dump_json("--cgroup", rel, "--since", "60s")["stacks"]
+        total = sum(s["total_ns"] for s in stacks)
+        missed = sum(s["total_ns"] for s in stacks
+                     if s["user"] in (["[Missed User Stack]"], ["[stacks over budget]"]))
+        assert total > 5e9 and missed < 0.01 * total, (missed, total, [(x["user"][-3:], x["kernel"][-2:], x["total_ns"], x["count"]) for x in stacks if x["user"][0].startswith("[")])
+        collector = d.call("io.offcpud.Status")["parameters"]["collector"]
+        assert collector["over_cgroup_share"] > 0, "the noisy ones never reached their room"
+    finally:
+        for p in groups:
+            p.rmdir()
