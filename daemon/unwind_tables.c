@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "clock.h"
 #include "file_cache.h"
 #include "macro.h"
 #include "proc_maps.h"
@@ -124,12 +125,15 @@ static void publish_file(struct unwind_tables *t, const struct table_file *f)
 /* Read the rows of the file open on fd into the array, if there is room. */
 static void load_rows(struct unwind_tables *t, int fd, struct table_file *f)
 {
+    int64_t started = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     struct unwind_rows rows;
     int64_t first;
 
     f->first = -1;
+    t->stats.files_read++;
     if (unwind_rows_derive_fd(fd, &rows) < 0) {
         t->stats.files_without_cfi++;
+        t->stats.build_ns += (uint64_t)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - started);
         return;
     }
     first = row_space_take(&t->space, (uint32_t)rows.n);
@@ -147,6 +151,7 @@ static void load_rows(struct unwind_tables *t, int fd, struct table_file *f)
     unwind_rows_done(&rows);
     if (f->first >= 0)
         publish_file(t, f);
+    t->stats.build_ns += (uint64_t)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - started);
 }
 
 /* The file behind mapping m of pid, its rows read if new; NULL if it cannot

@@ -32,6 +32,8 @@ struct unwind_tables_stats {
     uint64_t processes;         /* processes with a table */
     uint64_t table_reads;       /* tables read (announcements, start) */
     uint64_t tables_cut;        /* tables with more mappings than a table holds */
+    uint64_t files_read;        /* files whose rows were derived since start */
+    uint64_t build_ns;          /* CPU time deriving and loading them (thread clock) */
 };
 
 /* rows: the BPF array of rows, mapped (rows_max of them); procs_fd: the BPF

@@ -57,6 +57,9 @@ def test_status_human_and_json(daemon):
     assert status["collector"]["switches"] > 0 and status["drains"] > 0
     assert status["pid"] == daemon.proc.pid
     assert status["memory_used"] <= status["memory_limit"]
+    # the unwind tables: files derived since start (those loaded among them), their CPU
+    assert status["unwind_files_read"] >= status["unwind_files"] >= 0
+    assert status["unwind_build_ns"] >= 0 and "unwind rows built in" in human.stdout
 
 
 def test_global_options_after_the_command(daemon, tmp_path):
