@@ -88,6 +88,32 @@ def test_watch_refreshes(daemon, runs):
         assert check(out), (args, out[:2000], err)
 
 
+def test_watch_in_a_terminal(daemon, runs, tmp_path):
+    """As a person sees it: in tmux (a real terminal, no curses library), the screen
+    shows one table, redrawn in place, and Ctrl-C gives the shell back."""
+    session = f"offcpud-top-{time.monotonic_ns()}"
+    tmux = ["tmux", "-S", str(tmp_path / "tmux.sock")]
+    subprocess.run([*tmux, "new-session", "-d", "-s", session, "-x", "120", "-y", "30",
+                    f"{OFFCPUCTL} --socket {daemon.sock} top --watch --interval 300ms "
+                    f"--limit 3; echo exited $?; sleep 30"], check=True)
+    try:
+        time.sleep(1.5)
+        screen = subprocess.run([*tmux, "capture-pane", "-p", "-t", session],
+                                capture_output=True, text=True, check=True).stdout
+        # redrawn in place: one title, one header, at the top of the screen
+        lines = screen.splitlines()
+        assert lines[0].startswith("off-CPU time by process"), screen
+        assert screen.count("off-CPU time by process") == 1, screen
+        assert "TOTAL" in lines[1] and "%WIN" in lines[1], screen
+        subprocess.run([*tmux, "send-keys", "-t", session, "C-c"], check=True)
+        time.sleep(0.5)
+        screen = subprocess.run([*tmux, "capture-pane", "-p", "-t", session],
+                                capture_output=True, text=True, check=True).stdout
+        assert "exited 0" in screen, screen
+    finally:
+        subprocess.run([*tmux, "kill-server"], capture_output=True)
+
+
 def test_bad_input(daemon, runs):
     for args, code, cause in ((["--by", "pid"], 2, "invalid --by 'pid'"),
                               (["--limit", "-1"], 2, "invalid --limit '-1'"),
