@@ -30,6 +30,11 @@ enum offcpu_state {
 /* A cgroup took its whole share of a generation's maps: its stack, counted
  * all the same, is "[stacks over budget]". No stack hashes to it either. */
 #define OFFCPU_STACK_OVER_BUDGET 1ULL
+/* A new task's first wait, fork to first run: it has run no code to have a
+ * stack of yet. Its kernel stack is "[new task]", its user stack empty. */
+#define OFFCPU_STACK_NEW_TASK 2ULL
+/* Hashes below this name no stored stack. */
+#define OFFCPU_STACK_FIRST_HASH 3ULL
 /* The owner of a record when the task's uids differed (setuid) or it was not
  * dumpable: no member of the socket group is shown it, as ptrace would refuse. */
 #define OFFCPU_UID_UNKNOWN 0xffffffffU

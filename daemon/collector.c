@@ -111,10 +111,12 @@ static int open_skeleton(const struct collector_options *o, const int *cgroup_fd
         bpf_program__set_autoload(skel->progs.on_switch_raw, false);
         bpf_program__set_autoload(skel->progs.on_exec_raw, false);
         bpf_program__set_autoload(skel->progs.on_wakeup_raw, false);
+        bpf_program__set_autoload(skel->progs.on_wakeup_new_raw, false);
     } else {
         bpf_program__set_autoload(skel->progs.on_switch_btf, false);
         bpf_program__set_autoload(skel->progs.on_exec_btf, false);
         bpf_program__set_autoload(skel->progs.on_wakeup_btf, false);
+        bpf_program__set_autoload(skel->progs.on_wakeup_new_btf, false);
         bpf_program__set_autoload(skel->progs.charge_blocked, false);
         bpf_program__set_autoload(skel->progs.list_blocked, false);
         /* task storage needs kernel BTF, which is what raw_tp does without */
@@ -379,7 +381,7 @@ const struct offcpu_stack *drained_find_stack(const struct drained *d, uint64_t 
     bool found;
     size_t i;
 
-    if (hash == OFFCPU_STACK_MISSED)
+    if (hash < OFFCPU_STACK_FIRST_HASH)
         return NULL;
     i = sorted_search(d->index, d->nstacks, sizeof(*d->index), &key, cmp_slot, &found);
     return found ? &d->stacks[d->index[i].idx] : NULL;

@@ -17,6 +17,7 @@ _Static_assert(UID_UNKNOWN == OFFCPU_UID_UNKNOWN, "one unknown owner, two names"
 
 #define MISSED_USER   "[Missed User Stack]"
 #define MISSED_KERNEL "[Missed Kernel Stack]"
+#define NEW_TASK      "[new task]"
 
 struct builder {
     const struct drained *d;
@@ -86,7 +87,7 @@ static struct resolved intern_frames(struct builder *b, const struct offcpu_stac
     return ret;
 }
 
-static uint32_t intern_missed(struct builder *b, const char *what)
+static uint32_t intern_marker(struct builder *b, const char *what)
 {
     uint32_t frame = intern_string(b->in, what), id;
 
@@ -102,15 +103,17 @@ static struct resolved resolve(struct builder *b, const struct offcpu_key *k, bo
     uint64_t hash = kernel ? k->kernel_stack : k->user_stack;
     const struct offcpu_stack *s;
 
-    if (!kernel && k->kthread)
+    if (!kernel && (k->kthread || hash == OFFCPU_STACK_NEW_TASK))
         return (struct resolved){0};
+    if (hash == OFFCPU_STACK_NEW_TASK)
+        return (struct resolved){.names = intern_marker(b, NEW_TASK)};
     if (hash == OFFCPU_STACK_OVER_BUDGET)
-        return (struct resolved){.names = intern_missed(b, SNAPSHOT_OVER_BUDGET)};
+        return (struct resolved){.names = intern_marker(b, SNAPSHOT_OVER_BUDGET)};
     s = drained_find_stack(b->d, hash);
     if (!s) {
         if (hash != OFFCPU_STACK_MISSED)
             b->stats->orphan_stacks++;
-        return (struct resolved){.names = intern_missed(b, kernel ? MISSED_KERNEL : MISSED_USER)};
+        return (struct resolved){.names = intern_marker(b, kernel ? MISSED_KERNEL : MISSED_USER)};
     }
     return intern_frames(b, s, k);
 }
