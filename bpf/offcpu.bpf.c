@@ -150,11 +150,13 @@ struct {
  * is stored. Slot 0 is sched_switch's, slot 1 the iterator's: sched_switch
  * runs with interrupts off, but the iterator can be preempted mid-use.
  */
-enum { SCRATCH_SWITCH, SCRATCH_ITER };
+enum { SCRATCH_SWITCH, SCRATCH_ITER, SCRATCH_WAKE, SCRATCH_WAKER_USER, SCRATCH_WAKER_KERNEL };
 
+/* Slots 2 to 4 are sched_waking's (wakers.bpf.h), which runs with interrupts
+ * off too, but may interrupt the iterator. */
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-    __uint(max_entries, 2);
+    __uint(max_entries, 5);
     __type(key, __u32);
     __type(value, struct offcpu_stack);
 } scratch SEC(".maps");
@@ -876,6 +878,8 @@ int BPF_PROG(on_wakeup_new_raw, struct task_struct *p)
 {
     return on_wakeup_new(p, false);
 }
+
+#include "wakers.bpf.h" /* uses the helpers above */
 
 /* The place of a still-blocked task, copied out by the iterator. */
 struct {
