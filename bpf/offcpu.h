@@ -189,8 +189,9 @@ struct offcpu_announce {
  * blocked (switch-out to wakeup).
  */
 enum offcpu_waker_kind {
-    OFFCPU_WAKER_TASK = 'T',    /* a task, in its own context: its stacks */
-    OFFCPU_WAKER_HARDIRQ = 'H', /* an interrupt handler (timers: hrtimer_wakeup): kernel stack only */
+    OFFCPU_WAKER_TASK = 'T', /* a task, in its own context: its stacks */
+    OFFCPU_WAKER_HARDIRQ =
+        'H', /* an interrupt handler (timers: hrtimer_wakeup): kernel stack only */
     OFFCPU_WAKER_SOFTIRQ = 'S', /* a softirq, on whatever task it interrupted or in ksoftirqd */
     OFFCPU_WAKER_NMI = 'N',
     OFFCPU_WAKER_UNKNOWN = '?', /* no __preempt_count to tell: a task's or an interrupt's */
@@ -204,7 +205,7 @@ struct offcpu_wake_key {
     __u32 exec_id;
     __u32 kind; /* enum offcpu_waker_kind */
     __u32 kthread;
-    __u32 uid; /* as offcpu_key.uid, of the waker */
+    __u32 uid;     /* as offcpu_key.uid, of the waker */
     char comm[16]; /* "[hardirq]", "[softirq]", "[nmi]" for interrupts */
 };
 

@@ -90,10 +90,10 @@ static __always_inline void interrupt_name(char comm[16], __u32 kind)
 {
     __u64 *w = (__u64 *)comm;
 
-    w[0] = kind == OFFCPU_WAKER_HARDIRQ   ? 0x717269647261685bULL  /* "[hardirq" */
-           : kind == OFFCPU_WAKER_SOFTIRQ ? 0x71726974666f735bULL  /* "[softirq" */
-                                          : 0x5d696d6e5bULL;       /* "[nmi]" */
-    w[1] = kind == OFFCPU_WAKER_NMI ? 0 : 0x5d; /* "]" */
+    w[0] = kind == OFFCPU_WAKER_HARDIRQ   ? 0x717269647261685bULL /* "[hardirq" */
+           : kind == OFFCPU_WAKER_SOFTIRQ ? 0x71726974666f735bULL /* "[softirq" */
+                                          : 0x5d696d6e5bULL;      /* "[nmi]" */
+    w[1] = kind == OFFCPU_WAKER_NMI ? 0 : 0x5d;                   /* "]" */
 }
 
 /* The current task as a waker: identity, and its user stack unless it is a
@@ -203,7 +203,8 @@ static __always_inline int on_waking(void *ctx, struct task_struct *p, const boo
     k->woken.uid = rec->id.uid;
     k->woken.exec_id = rec->id.exec_id;
     __builtin_memcpy(k->woken.comm, rec->id.comm, sizeof(k->woken.comm));
-    k->woken.kernel_stack = store_kernel_stack(stk, pl->kernel_hash, &pl->kstack, SCRATCH_WAKE, NULL);
+    k->woken.kernel_stack =
+        store_kernel_stack(stk, pl->kernel_hash, &pl->kstack, SCRATCH_WAKE, NULL);
     k->woken.user_stack = store_stack(stk, pl->user_hash, &pl->ustack, NULL);
 
     ks = waker_kernel_stack(ctx);

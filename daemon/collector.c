@@ -33,8 +33,8 @@ struct collector {
     int64_t gen_start_ns; /* CLOCK_REALTIME when the current generation began */
     struct drained d;
     uint32_t agg_cap, stack_cap, wake_cap; /* wake_cap 0: wakers off */
-    struct unwind_worker *unwind;   /* NULL with unwind = frame-pointer */
-    struct offcpu_unwind_row *rows; /* unwind_rows, mapped */
+    struct unwind_worker *unwind;          /* NULL with unwind = frame-pointer */
+    struct offcpu_unwind_row *rows;        /* unwind_rows, mapped */
     size_t rows_size;
 };
 

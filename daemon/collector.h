@@ -32,7 +32,7 @@ struct drained {
     size_t nwakes;              /* wakers = yes: the waker map's entries */
     struct offcpu_wake_key *wake_keys;
     struct offcpu_wake_value *wake_values;
-    int64_t start_ns, end_ns;   /* CLOCK_REALTIME bounds of the generation */
+    int64_t start_ns, end_ns; /* CLOCK_REALTIME bounds of the generation */
 };
 
 struct collector;

@@ -14,7 +14,8 @@ struct text_range {
 };
 
 struct interrupt_text {
-    struct text_range irq_entry;     /* __irqentry_text_start..end: asm_sysvec_*, asm_common_interrupt */
+    struct text_range
+        irq_entry; /* __irqentry_text_start..end: asm_sysvec_*, asm_common_interrupt */
     struct text_range nmi_entry;     /* asm_exc_nmi */
     struct text_range softirq;       /* handle_softirqs */
     struct text_range softirq_entry; /* __softirqentry_text_start..end: __do_softirq */
