@@ -95,3 +95,29 @@ def test_off_by_default(start_daemon):
     assert status["collector"]["wakes"] == 0
     res = d.ctl("wakers", "--since", "60s", check=False)
     assert res.returncode == 1 and "wakers = yes" in res.stderr, res
+
+
+def test_restart_keeps_wakers(tmp_path):
+    """Pairs are in the state files: saved at SIGTERM, restored by the next daemon (which
+    may itself run without wakers); and journaled, so a SIGKILL keeps them too."""
+    from conftest import Daemon
+    from test_journal import kill
+    state = tmp_path / "state"
+    (tmp_path / "one").mkdir()
+    first = Daemon(tmp_path / "one", "--interval", "200ms", "--state-directory", str(state),
+                   "--wakers", "yes")
+    truth = run_workload("sleep_and_pipe", "--sleeps", "10", "--writes", "10")
+    time.sleep(0.5)
+    tid = str(truth["pipe_tid"])
+    before = json.loads(first.ctl("--json", "wakers", "--tid", tid).stdout)
+    window = ["--since", f"@{(before['start_ns'] - 1000) / 1e9:.6f}",
+              "--until", f"@{(before['end_ns'] + 1000) / 1e9:.6f}"]
+    assert any(FEEDER in s["waker_user"] for s in before["stacks"]), before
+    kill(first)  # the journal alone
+    (tmp_path / "two").mkdir()
+    second = Daemon(tmp_path / "two", "--interval", "200ms", "--state-directory", str(state))
+    try:
+        after = json.loads(second.ctl("--json", "wakers", "--tid", tid, *window).stdout)
+        assert after["stacks"] == before["stacks"]
+    finally:
+        second.stop()
