@@ -486,7 +486,9 @@ static const enum collector_counter_kind counter_kinds[OFFCPU_STAT__MAX] = {
     [OFFCPU_STAT_UNWIND_READ] = COLLECTOR_LOST_EVENT,
     [OFFCPU_STAT_UNWIND_DEPTH] = COLLECTOR_LOST_EVENT,
     [OFFCPU_STAT_WAKE_MAP_FULL] = COLLECTOR_LOST_EVENT,
-    [OFFCPU_STAT_WAKE_LOST_NS] = COLLECTOR_LOST_NS,
+    /* not off-CPU time lost: the aggregate has it, only its waker is not
+     * known; an event counter (of ns), apart from offcpud_lost_seconds_total */
+    [OFFCPU_STAT_WAKE_LOST_NS] = COLLECTOR_EVENT,
     [OFFCPU_STAT_WAKE_NO_CONTEXT] = COLLECTOR_LOST_EVENT,
 };
 
