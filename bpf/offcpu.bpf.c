@@ -155,11 +155,13 @@ struct {
  * is stored. Slot 0 is sched_switch's, slot 1 the iterator's: sched_switch
  * runs with interrupts off, but the iterator can be preempted mid-use.
  */
-enum { SCRATCH_SWITCH, SCRATCH_ITER };
+enum { SCRATCH_SWITCH, SCRATCH_ITER, SCRATCH_WAKE, SCRATCH_WAKER_USER, SCRATCH_WAKER_KERNEL };
 
+/* Slots 2 to 4 are sched_waking's (wakers.bpf.h), which runs with interrupts
+ * off too, but may interrupt the iterator. */
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-    __uint(max_entries, 2);
+    __uint(max_entries, 5);
     __type(key, __u32);
     __type(value, struct offcpu_stack);
 } scratch SEC(".maps");
@@ -214,8 +216,8 @@ static __always_inline __u32 state_of(bool preempt, unsigned int prev_state)
     return OFFCPU_STATE_OTHER;
 }
 
-/* Multiply-xorshift over the used frames; never returns OFFCPU_STACK_MISSED
- * or OFFCPU_STACK_OVER_BUDGET.
+/* Multiply-xorshift over the used frames; never returns a reserved hash
+ * (below OFFCPU_STACK_FIRST_HASH).
  * s may be a struct kernel_stack: only its first max frames are read. */
 static __always_inline __u64 stack_hash(const struct offcpu_stack *s, const int max)
 {
@@ -228,7 +230,7 @@ static __always_inline __u64 stack_hash(const struct offcpu_stack *s, const int 
         h *= 0x9e3779b97f4a7c15ULL;
         h ^= h >> 29;
     }
-    return h > OFFCPU_STACK_OVER_BUDGET ? h : h + 2;
+    return h >= OFFCPU_STACK_FIRST_HASH ? h : h + OFFCPU_STACK_FIRST_HASH;
 }
 
 static __always_inline bool stack_equal(const struct offcpu_stack *a, const struct offcpu_stack *b)
@@ -474,7 +476,7 @@ static __always_inline __u64 store_stack(void *map, __u64 hash, const struct off
     struct offcpu_stack *old;
     long err;
 
-    if (hash == OFFCPU_STACK_MISSED)
+    if (hash < OFFCPU_STACK_FIRST_HASH) /* a marker, no frames to store */
         return hash;
     old = bpf_map_lookup_elem(map, &hash);
     if (old) {
@@ -497,7 +499,7 @@ static __always_inline __u64 store_kernel_stack(void *map, __u64 hash, const str
 {
     struct offcpu_stack *s;
 
-    if (hash == OFFCPU_STACK_MISSED)
+    if (hash < OFFCPU_STACK_FIRST_HASH)
         return hash;
     s = bpf_map_lookup_elem(&scratch, &slot);
     if (!s)
@@ -834,6 +836,77 @@ int BPF_PROG(on_wakeup_raw, struct task_struct *p)
 {
     return on_wakeup(p, false);
 }
+
+/*
+ * A new task, runnable for the first time (fork or clone to its first run):
+ * from now to its first switch-in it waits for a CPU, run-queue time as after
+ * any wakeup. With no switch-out to charge that to, its record is made here,
+ * charged to the marker "[new task]" (OFFCPU_STACK_NEW_TASK): it has run no
+ * code to have a stack of, and the parent's stacks would cost a walk per
+ * fork and tell where the parent is, not why the child waits.
+ *
+ * The tracepoint fires under the child's run-queue lock: it cannot be
+ * switched in before the record is complete. current is the parent, whose
+ * cgroup the child is in (but for clone3's CLONE_INTO_CGROUP).
+ */
+static __always_inline int on_wakeup_new(struct task_struct *p, const bool btf)
+{
+    __u32 tid = TASK_FIELD(btf, p, pid), flags = TASK_FIELD(btf, p, flags);
+    const struct cred *cred = (const struct cred *)TASK_FIELD(btf, p, real_cred);
+    struct task_rec *rec;
+    struct place *pl;
+    __u64 now;
+
+    if (!traced(tid, flags, 0))
+        return 0;
+    rec = record_of(p, tid, btf);
+    if (!rec)
+        return 0;
+    rec->start_time = TASK_FIELD(btf, p, start_time);
+    rec->announced = 0;
+    rec->uncached = 0;
+    rec->id.state = OFFCPU_STATE_RUNNABLE;
+    rec->id.kthread = !!(flags & PF_KTHREAD);
+    rec->id.exec_id = (__u32)TASK_FIELD(btf, p, self_exec_id);
+    rec->id.uid = owner_of(TASK_FIELD(btf, cred, uid.val), TASK_FIELD(btf, cred, euid.val),
+                           TASK_FIELD(btf, cred, suid.val), TASK_FIELD(btf, p, mm));
+    if (btf) {
+        rec->id.cgroup_id = p->cgroups->dfl_cgrp->kn->id;
+        *(__u64 *)&rec->id.comm[0] = *(__u64 *)&p->comm[0];
+        *(__u64 *)&rec->id.comm[8] = *(__u64 *)&p->comm[8];
+    } else {
+        rec->id.cgroup_id = BPF_CORE_READ(p, cgroups, dfl_cgrp, kn, id);
+        BPF_CORE_READ_STR_INTO(&rec->id.comm, p, comm);
+    }
+    /* the next switch-out walks into the other place; this one never matches */
+    rec->id.place = 0;
+    pl = &rec->places[0];
+    pl->fp.valid = 0;
+    rec->places[1].fp.valid = 0;
+    pl->user_hash = OFFCPU_STACK_NEW_TASK;
+    pl->kernel_hash = OFFCPU_STACK_NEW_TASK;
+    pl->stored_gen = 0;
+    now = bpf_ktime_get_ns();
+    rec->since = now;
+    rec->woken = now;
+    /* Last, so that a record is complete whenever ts is set. */
+    rec->ts = now;
+    return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(on_wakeup_new_btf, struct task_struct *p)
+{
+    return on_wakeup_new(p, true);
+}
+
+SEC("raw_tp/sched_wakeup_new")
+int BPF_PROG(on_wakeup_new_raw, struct task_struct *p)
+{
+    return on_wakeup_new(p, false);
+}
+
+#include "wakers.bpf.h" /* uses the helpers above */
 
 /* The place of a still-blocked task, copied out by the iterator. */
 struct {

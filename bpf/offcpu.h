@@ -30,6 +30,11 @@ enum offcpu_state {
 /* A cgroup took its whole share of a generation's maps: its stack, counted
  * all the same, is "[stacks over budget]". No stack hashes to it either. */
 #define OFFCPU_STACK_OVER_BUDGET 1ULL
+/* A new task's first wait, fork to first run: it has run no code to have a
+ * stack of yet. Its kernel stack is "[new task]", its user stack empty. */
+#define OFFCPU_STACK_NEW_TASK 2ULL
+/* Hashes below this name no stored stack. */
+#define OFFCPU_STACK_FIRST_HASH 3ULL
 /* The owner of a record when the task's uids differed (setuid) or it was not
  * dumpable: no member of the socket group is shown it, as ptrace would refuse. */
 #define OFFCPU_UID_UNKNOWN 0xffffffffU
@@ -178,6 +183,37 @@ struct offcpu_announce {
     __u64 mm; /* the address space it is of (struct offcpu_unwind_process.mm) */
 };
 
+/*
+ * Waker stacks (wakers = yes): at sched_waking, in the waker's context, who
+ * woke a blocked task, and from where, with the time the task had been
+ * blocked (switch-out to wakeup).
+ */
+enum offcpu_waker_kind {
+    OFFCPU_WAKER_TASK = 'T', /* a task, in its own context: its stacks */
+    OFFCPU_WAKER_HARDIRQ =
+        'H', /* an interrupt handler (timers: hrtimer_wakeup): kernel stack only */
+    OFFCPU_WAKER_SOFTIRQ = 'S', /* a softirq, on whatever task it interrupted or in ksoftirqd */
+    OFFCPU_WAKER_NMI = 'N',
+    OFFCPU_WAKER_UNKNOWN = '?', /* no __preempt_count to tell: a task's or an interrupt's */
+};
+
+struct offcpu_wake_key {
+    struct offcpu_key woken; /* the blocked task, as in the aggregate */
+    __u64 user_stack;        /* the waker's; OFFCPU_STACK_MISSED for interrupts, kernel threads */
+    __u64 kernel_stack;
+    __u32 tgid, tid; /* 0 for interrupts */
+    __u32 exec_id;
+    __u32 kind; /* enum offcpu_waker_kind */
+    __u32 kthread;
+    __u32 uid;     /* as offcpu_key.uid, of the waker */
+    char comm[16]; /* "[hardirq]", "[softirq]", "[nmi]" for interrupts */
+};
+
+struct offcpu_wake_value {
+    __u64 blocked_ns; /* switch-out to wakeup, whole, charged at the wakeup */
+    __u64 count;      /* wakeups */
+};
+
 /* Per-CPU counters of everything that happened and everything that was lost. */
 enum offcpu_stat {
     OFFCPU_STAT_SWITCHES,          /* switch-outs recorded */
@@ -207,6 +243,10 @@ enum offcpu_stat {
     OFFCPU_STAT_UNWIND_DEPTH,    /* ...that were cut at OFFCPU_USER_DEPTH frames */
     OFFCPU_STAT_UNWIND_FP,       /* frames found by frame pointer, in code without rows */
     OFFCPU_STAT_UNWIND_VMA,      /* frames in code the table did not know, found by its VMA */
+    OFFCPU_STAT_WAKES,           /* wakeups of blocked tasks paired with their waker */
+    OFFCPU_STAT_WAKE_MAP_FULL,   /* ...that found no room in the generation's waker map */
+    OFFCPU_STAT_WAKE_LOST_NS,    /* ...and the blocked time they had */
+    OFFCPU_STAT_WAKE_NO_CONTEXT, /* ...whose context (task, interrupt) could not be told */
     OFFCPU_STAT__MAX,
 };
 

@@ -34,21 +34,6 @@ static void dump_usage(FILE *f)
                "  -o, --output FILE      write to FILE instead of standard output\n");
 }
 
-static int parse_group_by(const char *arg, json_t *params)
-{
-    _cleanup_free_ char *copy = strdup(arg);
-    json_t *a = json_array();
-    char *save = NULL;
-
-    json_object_set_new(params, "group_by", a);
-    for (char *f = strtok_r(copy, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
-        if (!group_by_field(f))
-            return usage_error("invalid --group-by field '%s' (%s)", f, group_by_fields_text());
-        json_array_append_new(a, json_string(f));
-    }
-    return EXIT_OK;
-}
-
 enum dump_format { FORMAT_FOLDED, FORMAT_JSON, FORMAT_SVG, FORMAT_PPROF };
 
 struct dump_output {
@@ -70,7 +55,7 @@ static int dump_option(int c, char **argv, json_t *params, struct dump_output *o
         json_object_set_new(params, "min_total_ns", json_integer((json_int_t)ns));
         return EXIT_OK;
     case 'g':
-        return parse_group_by(optarg, params);
+        return selection_group_by(optarg, params);
     case 'f':
         if (strcmp(optarg, "json") == 0)
             out->format = FORMAT_JSON;

@@ -19,6 +19,7 @@ static const struct command commands[] = {
     {"stuck", cmd_stuck, "tasks off-CPU right now for longer than --min (1s)"},
     {"top", cmd_top, "who was off-CPU most, per state (--watch refreshes)"},
     {"hist", cmd_hist, "how long single off-CPU periods were (log2 histogram; --by stack)"},
+    {"wakers", cmd_wakers, "blocked stacks with who woke them (offwaketime's folded lines)"},
 };
 
 static void usage(FILE *f)

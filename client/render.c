@@ -32,6 +32,33 @@ static void put_frames(FILE *f, const json_t *frames)
     }
 }
 
+static void put_frames_reversed(FILE *f, const json_t *frames)
+{
+    for (size_t i = json_array_size(frames); i-- > 0;) {
+        fputc(';', f);
+        put_frame(f, json_string_value(json_array_get(frames, i)) ?: "?");
+    }
+}
+
+/* The waker of a Wakers stack, as offwaketime -f folds it: after "--", its
+ * stack leaf first (its leaf meets the woken task's leaf, where the wakeup
+ * happened), kernel then user, its comm last. */
+static void put_waker(FILE *f, const json_t *stack)
+{
+    json_t *v;
+
+    fputs(";--", f);
+    put_frames_reversed(f, json_object_get(stack, "waker_kernel"));
+    fputs(";-", f);
+    put_frames_reversed(f, json_object_get(stack, "waker_user"));
+    if ((v = json_object_get(stack, "waker_tid")) && json_is_integer(v))
+        fprintf(f, ";[tid %lld]", (long long)json_integer_value(v));
+    if ((v = json_object_get(stack, "waker_pid")) && json_is_integer(v))
+        fprintf(f, ";[pid %lld]", (long long)json_integer_value(v));
+    fputc(';', f);
+    put_frame(f, json_string_value(json_object_get(stack, "waker_comm")) ?: "?");
+}
+
 char *render_folded_stack(const json_t *stack)
 {
     char *text = NULL;
@@ -56,6 +83,8 @@ char *render_folded_stack(const json_t *stack)
     put_frames(f, json_object_get(stack, "user"));
     fputs(";-", f);
     put_frames(f, json_object_get(stack, "kernel"));
+    if (json_object_get(stack, "waker_comm"))
+        put_waker(f, stack);
     if (fclose(f) != 0) {
         free(text);
         return NULL;

@@ -26,7 +26,8 @@ int64_t stack_time_ns(const json_t *stack, enum stack_time which);
  * lines, or -errno. */
 int render_folded(FILE *f, const json_t *reply, enum stack_time which);
 
-/* The stack of a folded line, without its value (malloc'd; NULL: no memory). */
+/* The stack of a folded line, without its value (malloc'd; NULL: no memory).
+ * A Wakers stack has its waker after "--" (see put_waker). */
 char *render_folded_stack(const json_t *stack);
 
 /* Status as aligned "name: value" lines. */

@@ -152,3 +152,18 @@ void selection_describe(const json_t *params, char *buf, size_t size)
     if (len == 0)
         snprintf(buf, size, " at all");
 }
+
+int selection_group_by(const char *arg, json_t *params)
+{
+    _cleanup_free_ char *copy = strdup(arg);
+    json_t *a = json_array();
+    char *save = NULL;
+
+    json_object_set_new(params, "group_by", a);
+    for (char *f = strtok_r(copy, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+        if (!group_by_field(f))
+            return usage_error("invalid --group-by field '%s' (%s)", f, group_by_fields_text());
+        json_array_append_new(a, json_string(f));
+    }
+    return EXIT_OK;
+}

@@ -76,6 +76,23 @@ static json_t *histogram_json(const struct histogram *h)
     return a;
 }
 
+/* As the protocol names a waker's context. */
+static const char *waker_kind_name(char kind)
+{
+    switch (kind) {
+    case OFFCPU_WAKER_TASK:
+        return "task";
+    case OFFCPU_WAKER_HARDIRQ:
+        return "hardirq";
+    case OFFCPU_WAKER_SOFTIRQ:
+        return "softirq";
+    case OFFCPU_WAKER_NMI:
+        return "nmi";
+    default:
+        return "unknown";
+    }
+}
+
 static json_t *row_json(const struct intern *in, const struct query_row *row, unsigned group_by)
 {
     json_t *o =
@@ -101,6 +118,16 @@ static json_t *row_json(const struct intern *in, const struct query_row *row, un
         json_object_set_new(o, "cgroup", json_string(intern_string_get(in, row->cgroup)));
     if (group_by & QUERY_GROUP_WHERE)
         json_object_set_new(o, "user_frames", frame_detail_json(in, row->ustack, row->uwhere));
+    if (group_by & QUERY_WAKERS) {
+        json_object_set_new(o, "waker_comm", json_string(intern_string_get(in, row->waker_comm)));
+        json_object_set_new(o, "waker_kind", json_string(waker_kind_name(row->waker_kind)));
+        json_object_set_new(o, "waker_user", frames_json(in, row->waker_ustack));
+        json_object_set_new(o, "waker_kernel", frames_json(in, row->waker_kstack));
+        if (group_by & GROUP_BY_PID)
+            json_object_set_new(o, "waker_pid", json_integer(row->waker_pid));
+        if (group_by & GROUP_BY_TID)
+            json_object_set_new(o, "waker_tid", json_integer(row->waker_tid));
+    }
     return o;
 }
 
@@ -300,6 +327,12 @@ static json_t *method_dump(void *userdata, const struct peer *peer, json_t *para
     bool detail = json_is_true(json_object_get(params, "frame_detail"));
 
     return query_reply(userdata, peer, params, detail ? QUERY_GROUP_WHERE : 0, "stacks");
+}
+
+/* Who woke the tasks Dump would select: offcpuctl wakers. */
+static json_t *method_wakers(void *userdata, const struct peer *peer, json_t *params)
+{
+    return query_reply(userdata, peer, params, QUERY_WAKERS, "stacks");
 }
 
 /* Dump without stacks: who was off-CPU, for offcpuctl top. */
@@ -524,6 +557,12 @@ static const struct vl_param top_params[] = {
     {"histograms", VL_BOOL, false},
     {NULL, 0, false},
 };
+static const struct vl_param wakers_params[] = {
+    SELECTION_PARAMS,
+    {"min_total_ns", VL_INT, false},
+    {"group_by", VL_STRING_ARRAY, false},
+    {NULL, 0, false},
+};
 static const struct vl_param timeline_params[] = {
     SELECTION_PARAMS,
     {"buckets", VL_INT, false},
@@ -543,6 +582,7 @@ static const struct vl_method methods[] = {
     {"io.offcpud.Status", no_params, ACCESS_OWN, method_status},
     {"io.offcpud.Stuck", stuck_params, ACCESS_OWN, method_stuck},
     {"io.offcpud.Top", top_params, ACCESS_OWN, method_top},
+    {"io.offcpud.Wakers", wakers_params, ACCESS_OWN, method_wakers},
 };
 
 extern const char offcpud_interface_description[];

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "interrupt_text.h"
 #include "log.h"
 #include "macro.h"
 #include "offcpu.skel.h"
@@ -31,9 +32,9 @@ struct collector {
     int ncpus;
     int64_t gen_start_ns; /* CLOCK_REALTIME when the current generation began */
     struct drained d;
-    uint32_t agg_cap, stack_cap;
-    struct unwind_worker *unwind;   /* NULL with unwind = frame-pointer */
-    struct offcpu_unwind_row *rows; /* unwind_rows, mapped */
+    uint32_t agg_cap, stack_cap, wake_cap; /* wake_cap 0: wakers off */
+    struct unwind_worker *unwind;          /* NULL with unwind = frame-pointer */
+    struct offcpu_unwind_row *rows;        /* unwind_rows, mapped */
     size_t rows_size;
 };
 
@@ -99,6 +100,29 @@ static void set_room(struct offcpu_bpf *skel, const struct collector_options *o)
     skel->rodata->entry_floor = entry_reserve / 64 ?: 1;
 }
 
+/* Where interrupt entry code lies, for the waker's context; unknown, each
+ * waker is named as the task it ran on (and counted: wake_context_unknown). */
+static void set_interrupt_text(struct offcpu_bpf *skel)
+{
+    struct interrupt_text t;
+    int r = interrupt_text_read("/proc/kallsyms", &t);
+
+    if (r < 0) {
+        log_warning("wakers: interrupt entry code not found in /proc/kallsyms (%s): "
+                    "wakeups from interrupts are not told from their interrupted task",
+                    strerror(-r));
+        return;
+    }
+    skel->rodata->irq_entry_start = t.irq_entry.start;
+    skel->rodata->irq_entry_end = t.irq_entry.end;
+    skel->rodata->nmi_entry_start = t.nmi_entry.start;
+    skel->rodata->nmi_entry_end = t.nmi_entry.end;
+    skel->rodata->softirq_start = t.softirq.start;
+    skel->rodata->softirq_end = t.softirq.end;
+    skel->rodata->softirq_entry_start = t.softirq_entry.start;
+    skel->rodata->softirq_entry_end = t.softirq_entry.end;
+}
+
 static int open_skeleton(const struct collector_options *o, const int *cgroup_fds,
                          uint32_t ncgroups, enum collector_attach attach, struct offcpu_bpf **ret)
 {
@@ -112,6 +136,15 @@ static int open_skeleton(const struct collector_options *o, const int *cgroup_fd
     bpf_map__set_max_entries(skel->maps.agg1, o->agg_entries);
     bpf_map__set_max_entries(skel->maps.stacks0, o->stack_entries);
     bpf_map__set_max_entries(skel->maps.stacks1, o->stack_entries);
+    /* off, the maps stay (the programs that are loaded name them) but hold one */
+    bpf_map__set_max_entries(skel->maps.wake0, o->wakers ? o->agg_entries : 1);
+    bpf_map__set_max_entries(skel->maps.wake1, o->wakers ? o->agg_entries : 1);
+    bpf_program__set_autoload(skel->progs.on_waking_btf,
+                              o->wakers && attach == COLLECTOR_ATTACH_TP_BTF);
+    bpf_program__set_autoload(skel->progs.on_waking_raw,
+                              o->wakers && attach == COLLECTOR_ATTACH_RAW_TP);
+    if (o->wakers)
+        set_interrupt_text(skel);
     skel->rodata->stack_cache = o->stack_cache;
     skel->rodata->check_shift = o->cache_check_shift;
     skel->rodata->trace_kernel_threads = o->trace_kernel_threads;
@@ -125,10 +158,12 @@ static int open_skeleton(const struct collector_options *o, const int *cgroup_fd
         bpf_program__set_autoload(skel->progs.on_switch_raw, false);
         bpf_program__set_autoload(skel->progs.on_exec_raw, false);
         bpf_program__set_autoload(skel->progs.on_wakeup_raw, false);
+        bpf_program__set_autoload(skel->progs.on_wakeup_new_raw, false);
     } else {
         bpf_program__set_autoload(skel->progs.on_switch_btf, false);
         bpf_program__set_autoload(skel->progs.on_exec_btf, false);
         bpf_program__set_autoload(skel->progs.on_wakeup_btf, false);
+        bpf_program__set_autoload(skel->progs.on_wakeup_new_btf, false);
         bpf_program__set_autoload(skel->progs.charge_blocked, false);
         bpf_program__set_autoload(skel->progs.list_blocked, false);
         /* task storage needs kernel BTF, which is what raw_tp does without */
@@ -192,8 +227,11 @@ int collector_open(const struct collector_options *o, const int *trace_cgroup_fd
     c->d.stacks = calloc(c->stack_cap, sizeof(*c->d.stacks));
     c->d.stack_hashes = calloc(c->stack_cap, sizeof(*c->d.stack_hashes));
     c->d.index = calloc(c->stack_cap, sizeof(*c->d.index));
+    c->wake_cap = o->wakers ? o->agg_entries : 0;
+    c->d.wake_keys = calloc(c->wake_cap ?: 1, sizeof(*c->d.wake_keys));
+    c->d.wake_values = calloc(c->wake_cap ?: 1, sizeof(*c->d.wake_values));
     if (c->ncpus <= 0 || !c->d.keys || !c->d.values || !c->d.stacks || !c->d.stack_hashes ||
-        !c->d.index) {
+        !c->d.index || !c->d.wake_keys || !c->d.wake_values) {
         collector_free(c);
         return -ENOMEM;
     }
@@ -225,6 +263,8 @@ struct collector *collector_free(struct collector *c)
     free(c->d.stacks);
     free(c->d.stack_hashes);
     free(c->d.index);
+    free(c->d.wake_keys);
+    free(c->d.wake_values);
     free(c);
     return NULL;
 }
@@ -364,6 +404,17 @@ int collector_flip_and_drain(struct collector *c, struct drained **ret)
                   sizeof(*c->d.keys), c->d.values, sizeof(*c->d.values), c->agg_cap);
     if (n < 0)
         return log_error_errno(n, "draining aggregates of generation %u: %s", old, strerror(-n));
+    c->d.nwakes = 0;
+    if (c->wake_cap) {
+        int w = drain_map(bpf_map__fd(old & 1 ? c->skel->maps.wake1 : c->skel->maps.wake0),
+                          c->d.wake_keys, sizeof(*c->d.wake_keys), c->d.wake_values,
+                          sizeof(*c->d.wake_values), c->wake_cap);
+
+        if (w < 0)
+            return log_error_errno(w, "draining wakers of generation %u: %s", old, strerror(-w));
+        c->d.nwakes = w;
+    }
+    /* last: the stacks of both maps are in it */
     m = drain_map(bpf_map__fd(old & 1 ? c->skel->maps.stacks1 : c->skel->maps.stacks0),
                   c->d.stack_hashes, sizeof(*c->d.stack_hashes), c->d.stacks, sizeof(*c->d.stacks),
                   c->stack_cap);
@@ -393,7 +444,7 @@ const struct offcpu_stack *drained_find_stack(const struct drained *d, uint64_t 
     bool found;
     size_t i;
 
-    if (hash == OFFCPU_STACK_MISSED)
+    if (hash < OFFCPU_STACK_FIRST_HASH)
         return NULL;
     i = sorted_search(d->index, d->nstacks, sizeof(*d->index), &key, cmp_slot, &found);
     return found ? &d->stacks[d->index[i].idx] : NULL;
@@ -427,6 +478,10 @@ static const char *const counter_names[OFFCPU_STAT__MAX] = {
     [OFFCPU_STAT_UNWIND_DEPTH] = "unwind_truncated",
     [OFFCPU_STAT_UNWIND_FP] = "unwind_frame_pointer_frames",
     [OFFCPU_STAT_UNWIND_VMA] = "unwind_vma_frames",
+    [OFFCPU_STAT_WAKES] = "wakes",
+    [OFFCPU_STAT_WAKE_MAP_FULL] = "wake_map_full",
+    [OFFCPU_STAT_WAKE_LOST_NS] = "wake_lost_ns",
+    [OFFCPU_STAT_WAKE_NO_CONTEXT] = "wake_context_unknown",
 };
 
 /* Losses: what an operator alerts on. The rest are events. */
@@ -444,6 +499,11 @@ static const enum collector_counter_kind counter_kinds[OFFCPU_STAT__MAX] = {
     [OFFCPU_STAT_UNWIND_NO_TABLE] = COLLECTOR_LOST_EVENT,
     [OFFCPU_STAT_UNWIND_READ] = COLLECTOR_LOST_EVENT,
     [OFFCPU_STAT_UNWIND_DEPTH] = COLLECTOR_LOST_EVENT,
+    [OFFCPU_STAT_WAKE_MAP_FULL] = COLLECTOR_LOST_EVENT,
+    /* not off-CPU time lost: the aggregate has it, only its waker is not
+     * known; an event counter (of ns), apart from offcpud_lost_seconds_total */
+    [OFFCPU_STAT_WAKE_LOST_NS] = COLLECTOR_EVENT,
+    [OFFCPU_STAT_WAKE_NO_CONTEXT] = COLLECTOR_LOST_EVENT,
 };
 
 int collector_read_counters(struct collector *c, struct collector_counter *ret)

@@ -29,7 +29,10 @@ struct drained {
     uint64_t *stack_hashes; /* as read, unordered */
     struct offcpu_stack *stacks;
     struct drained_slot *index; /* sorted by hash, for drained_find_stack */
-    int64_t start_ns, end_ns;   /* CLOCK_REALTIME bounds of the generation */
+    size_t nwakes;              /* wakers = yes: the waker map's entries */
+    struct offcpu_wake_key *wake_keys;
+    struct offcpu_wake_value *wake_values;
+    int64_t start_ns, end_ns; /* CLOCK_REALTIME bounds of the generation */
 };
 
 struct collector;

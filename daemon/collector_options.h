@@ -24,8 +24,9 @@ struct collector_options {
     uint32_t cache_check_shift; /* walk one cache hit in 2^shift all the same */
     uint32_t cgroup_share;      /* % of the maps one cgroup may fill per generation */
     bool trace_kernel_threads;
-    bool unwind_dwarf;     /* walk user stacks from call frame information, else frame pointers */
+    bool unwind_dwarf;      /* walk user stacks from call frame information, else frame pointers */
     uint64_t unwind_memory; /* bytes of unwind rows, for all files together */
+    bool wakers;            /* walk the waker's stacks at each wakeup (wakers.bpf.h) */
 };
 
 #endif

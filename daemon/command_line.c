@@ -27,6 +27,8 @@ static void usage(FILE *f)
             "      --journal-sync yes|no  flush each snapshot to disk (default no)\n"
             "      --stack-cache yes|no   reuse stacks of a thread blocking at the same\n"
             "                             place again (default yes)\n"
+            "      --wakers yes|no        walk the waker's stacks at each wakeup, for\n"
+            "                             offcpuctl wakers (default no)\n"
             "      --socket-group NAME    whose members may connect and read (default offcpu)\n"
             "      --group-access own|all what the socket's group may see (default own)\n"
             "      --trace-cgroups 'PATH...' trace only these cgroups and their subtrees\n"
@@ -51,6 +53,7 @@ static const struct option long_options[] = {
     {"metrics-listen", required_argument, NULL, 0x104},
     {"journal-size", required_argument, NULL, 0x105},
     {"journal-sync", required_argument, NULL, 0x106},
+    {"wakers", required_argument, NULL, 0x107},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},

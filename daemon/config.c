@@ -237,6 +237,7 @@ static const struct key keys[] = {
     {"cgroup-share", parse_u32_key, FIELD(collector.cgroup_share), 1, 100,
      "must be a percentage from 1 to 100", NULL},
     {"stack-cache", parse_bool_key, FIELD(collector.stack_cache), 0, 0, "must be yes or no", NULL},
+    {"wakers", parse_bool_key, FIELD(collector.wakers), 0, 0, "must be yes or no", NULL},
     {"stack-cache-check", parse_pow2_key, FIELD(collector.cache_check_shift), 1, 1U << 16,
      "must be a power of two from 1 to 65536 (one cache hit in N is checked)", NULL},
     {"unwind", parse_choice, FIELD(collector.unwind_dwarf), 0, 0, "must be dwarf or frame-pointer",

@@ -16,8 +16,8 @@
 
 #define MAGIC "OFFCPUDJ"
 /* Version 1 holds the codec's records of version 3, 2 those of 4 (runq_ns),
- * 3 those of 5 (histograms). */
-#define VERSION     3u
+ * 3 those of 5 (histograms), 4 those of 6 (wakers' pairs). */
+#define VERSION     4u
 #define CODEC_OF(v) ((v) + 2u)
 _Static_assert(CODEC_OF(VERSION) == CODEC_VERSION, "the journal is written in the codec's layout");
 #define BYTE_ORDER_MARK 0x01020304u
@@ -113,25 +113,34 @@ static int need_stack(struct journal_writer *w, const struct intern *in, uint32_
     return r < 0 ? r : 0;
 }
 
+static int need_record(struct journal_writer *w, const struct intern *in, const struct record *rec)
+{
+    int r = need_string(w, in, rec->comm);
+
+    if (r >= 0)
+        r = need_string(w, in, rec->cgroup);
+    if (r >= 0)
+        r = need_stack(w, in, rec->ustack);
+    if (r >= 0)
+        r = need_stack(w, in, rec->kstack);
+    if (r >= 0)
+        r = need_stack(w, in, rec->uwhere);
+    if (r >= 0)
+        r = need_string(w, in, rec->hist);
+    return r;
+}
+
 static int collect_definitions(struct journal_writer *w, const struct intern *in,
                                const struct snapshot *s)
 {
     int r = 0;
 
-    for (uint32_t i = 0; i < s->n && r >= 0; i++) {
-        const struct record *rec = &s->records[i];
-
-        r = need_string(w, in, rec->comm);
+    for (uint32_t i = 0; i < s->n && r >= 0; i++)
+        r = need_record(w, in, &s->records[i]);
+    for (uint32_t i = 0; i < s->nwakes && r >= 0; i++) {
+        r = need_record(w, in, &s->wakes[i].woken);
         if (r >= 0)
-            r = need_string(w, in, rec->cgroup);
-        if (r >= 0)
-            r = need_stack(w, in, rec->ustack);
-        if (r >= 0)
-            r = need_stack(w, in, rec->kstack);
-        if (r >= 0)
-            r = need_stack(w, in, rec->uwhere);
-        if (r >= 0)
-            r = need_string(w, in, rec->hist);
+            r = need_record(w, in, &s->wakes[i].waker);
     }
     return r < 0 ? r : 0;
 }

@@ -5,7 +5,8 @@
  *            u32 strings, u32 stacks, u32 snapshots
  *            (version 4) u64 the last journal generation the file holds
  *   strings, stacks, snapshots, as snapshot_codec.h says (versions 1 to 3
- *            are the codec's record layouts; 4 has 3's, 5 has 4's, 6 5's)
+ *            are the codec's record layouts; 4 has 3's, 5 has 4's, 6 5's,
+ *            7 6's: wakers' pairs)
  *   (version 4 on) the metrics' totals, as metrics_persist.h says
  *   trailer  u64 FNV-1a of everything before it
  */
@@ -19,7 +20,7 @@
 #include "snapshot_codec.h"
 
 #define MAGIC   "OFFCPUDR"
-#define VERSION 6u
+#define VERSION 7u
 /* The codec's record layout in a file of version v (see above). */
 #define CODEC_OF(v) ((v) <= 3u ? (v) : (v)-1u)
 _Static_assert(CODEC_OF(VERSION) == CODEC_VERSION,

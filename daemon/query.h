@@ -15,6 +15,10 @@
 enum {
     QUERY_GROUP_WHERE = 1u << 4,  /* stacks whose frames lie elsewhere stay apart */
     QUERY_MERGE_STACKS = 1u << 5, /* rows differ by comm and the grouped fields only */
+    /* rows of the wakers' records (snapshot.wakes): the woken task's, as
+     * any row's, and its waker's (waker_*), its pid and tid grouped as the
+     * woken's are */
+    QUERY_WAKERS = 1u << 6,
 };
 
 struct query {
@@ -44,7 +48,11 @@ struct query_row {
     uint64_t runq_ns;
     uint64_t count;
     uint64_t max_ns;
-    uint32_t hist;          /* while collecting: the record's (a string id) */
+    uint32_t hist; /* while collecting: the record's (a string id) */
+    /* QUERY_WAKERS: the waker's; its user stack 0 when another user's is withheld */
+    uint32_t waker_comm, waker_ustack, waker_kstack;
+    uint32_t waker_pid, waker_tid;
+    char waker_kind;        /* enum offcpu_waker_kind */
     struct histogram *sums; /* with histograms: the merged row's (malloc'ed) */
 };
 

@@ -5,20 +5,27 @@
 
 #include "histogram.h"
 
+void record_unref(struct intern *in, const struct record *rec)
+{
+    intern_string_unref(in, rec->comm);
+    intern_string_unref(in, rec->cgroup);
+    intern_stack_unref(in, rec->ustack);
+    intern_stack_unref(in, rec->uwhere);
+    intern_stack_unref(in, rec->kstack);
+    intern_string_unref(in, rec->hist);
+}
+
 void snapshot_free(struct intern *in, struct snapshot *s)
 {
     if (!s)
         return;
-    for (uint32_t i = 0; i < s->n; i++) {
-        const struct record *rec = &s->records[i];
-
-        intern_string_unref(in, rec->comm);
-        intern_string_unref(in, rec->cgroup);
-        intern_stack_unref(in, rec->ustack);
-        intern_stack_unref(in, rec->uwhere);
-        intern_stack_unref(in, rec->kstack);
-        intern_string_unref(in, rec->hist);
+    for (uint32_t i = 0; i < s->n; i++)
+        record_unref(in, &s->records[i]);
+    for (uint32_t i = 0; i < s->nwakes; i++) {
+        record_unref(in, &s->wakes[i].woken);
+        record_unref(in, &s->wakes[i].waker);
     }
+    free(s->wakes);
     free(s);
 }
 
@@ -47,5 +54,6 @@ void record_add_sums(struct intern *in, struct record *into, const struct record
 
 size_t snapshot_bytes(const struct snapshot *s)
 {
-    return sizeof(*s) + (size_t)s->n * sizeof(s->records[0]);
+    return sizeof(*s) + (size_t)s->n * sizeof(s->records[0]) +
+           (size_t)s->nwakes * sizeof(s->wakes[0]);
 }

@@ -38,9 +38,26 @@ struct record {
  * The time is counted all the same. */
 #define SNAPSHOT_OVER_BUDGET "[stacks over budget]"
 
+/*
+ * Who woke the tasks (wakers = yes): a blocked task and where it blocked,
+ * paired with its waker and where that woke it from.
+ */
+struct wake_record {
+    /* the woken task as it blocked; total_ns: the time it was blocked until
+     * these wakeups (charged whole at the wakeup), count: the wakeups;
+     * runq_ns, max_ns and hist are 0 */
+    struct record woken;
+    /* the waker: tgid, tid (0 for interrupts), comm ("[hardirq]", ...),
+     * ustack, uwhere, kstack and uid; state is its enum offcpu_waker_kind;
+     * its sums and cgroup are 0 */
+    struct record waker;
+};
+
 struct snapshot {
     int64_t start_ns; /* CLOCK_REALTIME: [start_ns, end_ns) */
     int64_t end_ns;
+    uint32_t nwakes;
+    struct wake_record *wakes; /* malloc'ed; NULL when nwakes is 0 */
     uint32_t n;
     struct record records[];
 };
@@ -51,6 +68,9 @@ void record_add_sums(struct intern *in, struct record *into, const struct record
 
 /* The memory s holds besides its strings and stacks. */
 size_t snapshot_bytes(const struct snapshot *s);
+
+/* Drop the references rec holds. */
+void record_unref(struct intern *in, const struct record *rec);
 
 /* Drop references held by s and free it. */
 void snapshot_free(struct intern *in, struct snapshot *s);

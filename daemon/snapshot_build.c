@@ -17,13 +17,20 @@ _Static_assert(UID_UNKNOWN == OFFCPU_UID_UNKNOWN, "one unknown owner, two names"
 
 #define MISSED_USER   "[Missed User Stack]"
 #define MISSED_KERNEL "[Missed Kernel Stack]"
+#define NEW_TASK      "[new task]"
 
 struct builder {
-    const struct drained *d;
+    const struct drained *d; /* its stacks */
     struct frame_cache *frames;
     struct intern *in;
-    struct snapshot *snap;
     struct snapshot_stats *stats;
+};
+
+/* Records to make from keys: the aggregate's, or either side of the wakers'. */
+struct record_set {
+    const struct offcpu_key *keys;
+    size_t n;
+    struct record *recs;
 };
 
 /* A stack's interned ids: its names, and where its frames lie (user stacks
@@ -86,7 +93,7 @@ static struct resolved intern_frames(struct builder *b, const struct offcpu_stac
     return ret;
 }
 
-static uint32_t intern_missed(struct builder *b, const char *what)
+static uint32_t intern_marker(struct builder *b, const char *what)
 {
     uint32_t frame = intern_string(b->in, what), id;
 
@@ -102,15 +109,17 @@ static struct resolved resolve(struct builder *b, const struct offcpu_key *k, bo
     uint64_t hash = kernel ? k->kernel_stack : k->user_stack;
     const struct offcpu_stack *s;
 
-    if (!kernel && k->kthread)
+    if (!kernel && (k->kthread || hash == OFFCPU_STACK_NEW_TASK))
         return (struct resolved){0};
+    if (hash == OFFCPU_STACK_NEW_TASK)
+        return (struct resolved){.names = intern_marker(b, NEW_TASK)};
     if (hash == OFFCPU_STACK_OVER_BUDGET)
-        return (struct resolved){.names = intern_missed(b, SNAPSHOT_OVER_BUDGET)};
+        return (struct resolved){.names = intern_marker(b, SNAPSHOT_OVER_BUDGET)};
     s = drained_find_stack(b->d, hash);
     if (!s) {
         if (hash != OFFCPU_STACK_MISSED)
             b->stats->orphan_stacks++;
-        return (struct resolved){.names = intern_missed(b, kernel ? MISSED_KERNEL : MISSED_USER)};
+        return (struct resolved){.names = intern_marker(b, kernel ? MISSED_KERNEL : MISSED_USER)};
     }
     return intern_frames(b, s, k);
 }
@@ -142,17 +151,18 @@ static int cmp_order(const void *a, const void *b, void *p)
     return x->kthread - y->kthread;
 }
 
-static void resolve_all(struct builder *b, uint32_t *order, bool kernel)
+static void resolve_all(struct builder *b, const struct record_set *set, uint32_t *order,
+                        bool kernel)
 {
-    struct order_ctx ctx = {.keys = b->d->keys, .kernel = kernel};
+    struct order_ctx ctx = {.keys = set->keys, .kernel = kernel};
     struct resolved id = {0};
 
-    for (size_t i = 0; i < b->d->n; i++)
+    for (size_t i = 0; i < set->n; i++)
         order[i] = i;
-    qsort_r(order, b->d->n, sizeof(*order), cmp_order, &ctx);
-    for (size_t i = 0; i < b->d->n; i++) {
-        const struct offcpu_key *k = &b->d->keys[order[i]];
-        struct record *rec = &b->snap->records[order[i]];
+    qsort_r(order, set->n, sizeof(*order), cmp_order, &ctx);
+    for (size_t i = 0; i < set->n; i++) {
+        const struct offcpu_key *k = &set->keys[order[i]];
+        struct record *rec = &set->recs[order[i]];
 
         if (i > 0 && cmp_order(&order[i - 1], &order[i], &ctx) == 0) {
             intern_stack_ref(b->in, id.names);
@@ -169,13 +179,13 @@ static void resolve_all(struct builder *b, uint32_t *order, bool kernel)
     }
 }
 
-static void fill_identity(struct builder *b, struct cgroups *cg)
+/* Identity of each record (cgroup only with cg); sums are the caller's. */
+static void fill_identity(struct builder *b, const struct record_set *set, struct cgroups *cg)
 {
-    for (size_t i = 0; i < b->d->n; i++) {
-        const struct offcpu_key *k = &b->d->keys[i];
-        struct record *rec = &b->snap->records[i];
+    for (size_t i = 0; i < set->n; i++) {
+        const struct offcpu_key *k = &set->keys[i];
+        struct record *rec = &set->recs[i];
         char comm[sizeof(k->comm) + 1], path[PATH_MAX];
-        struct histogram h;
 
         memcpy(comm, k->comm, sizeof(k->comm));
         comm[sizeof(k->comm)] = '\0';
@@ -183,12 +193,6 @@ static void fill_identity(struct builder *b, struct cgroups *cg)
         rec->tid = k->tid;
         rec->uid = k->uid;
         rec->state = (char)k->state;
-        rec->total_ns = b->d->values[i].total_ns;
-        rec->runq_ns = b->d->values[i].runq_ns;
-        rec->max_ns = b->d->values[i].max_ns;
-        histogram_from_counts(&h, b->d->values[i].hist);
-        rec->hist = histogram_intern(b->in, &h);
-        rec->count = b->d->values[i].count;
         rec->comm = intern_string(b->in, comm);
         rec->cgroup = cg && cgroups_path(cg, k->cgroup_id, path, sizeof(path)) == 0
                           ? intern_string(b->in, path)
@@ -196,12 +200,85 @@ static void fill_identity(struct builder *b, struct cgroups *cg)
     }
 }
 
+static void fill_sums(struct builder *b, const struct record_set *set)
+{
+    for (size_t i = 0; i < set->n; i++) {
+        const struct offcpu_value *v = &b->d->values[i];
+        struct record *rec = &set->recs[i];
+        struct histogram h;
+
+        rec->total_ns = v->total_ns;
+        rec->runq_ns = v->runq_ns;
+        rec->max_ns = v->max_ns;
+        histogram_from_counts(&h, v->hist);
+        rec->hist = histogram_intern(b->in, &h);
+        rec->count = v->count;
+    }
+}
+
+static void build_set(struct builder *b, const struct record_set *set, struct cgroups *cg,
+                      uint32_t *order)
+{
+    fill_identity(b, set, cg);
+    resolve_all(b, set, order, false);
+    resolve_all(b, set, order, true);
+}
+
+/* The waker of a drained pair as a key of its own, to be named as any is. */
+static void waker_key(const struct offcpu_wake_key *w, struct offcpu_key *ret)
+{
+    *ret = (struct offcpu_key){
+        .tgid = w->tgid,
+        .tid = w->tid,
+        .user_stack = w->user_stack,
+        .kernel_stack = w->kernel_stack,
+        .state = w->kind,
+        .kthread = w->kthread,
+        .uid = w->uid,
+        .exec_id = w->exec_id,
+    };
+    memcpy(ret->comm, w->comm, sizeof(ret->comm));
+}
+
+/* The wakers' pairs: each side built as a set of records of its own. */
+static int build_wakes(struct builder *b, struct cgroups *cg, struct snapshot *snap)
+{
+    size_t n = b->d->nwakes;
+    _cleanup_free_ struct offcpu_key *keys = calloc(2 * n, sizeof(*keys));
+    _cleanup_free_ struct record *recs = calloc(2 * n, sizeof(*recs));
+    _cleanup_free_ uint32_t *order = malloc(n * sizeof(*order));
+    struct record_set woken = {.keys = keys, .n = n, .recs = recs};
+    struct record_set wakers = {.keys = keys + n, .n = n, .recs = recs + n};
+
+    if (!n)
+        return 0;
+    snap->wakes = calloc(n, sizeof(*snap->wakes));
+    if (!keys || !recs || !order || !snap->wakes)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        keys[i] = b->d->wake_keys[i].woken;
+        waker_key(&b->d->wake_keys[i], &keys[n + i]);
+    }
+    build_set(b, &woken, cg, order);
+    build_set(b, &wakers, NULL, order);
+    for (size_t i = 0; i < n; i++) {
+        snap->wakes[i].woken = recs[i];
+        snap->wakes[i].woken.total_ns = b->d->wake_values[i].blocked_ns;
+        snap->wakes[i].woken.count = b->d->wake_values[i].count;
+        snap->wakes[i].waker = recs[n + i];
+    }
+    snap->nwakes = n;
+    return 0;
+}
+
 int snapshot_build(const struct drained *d, struct symbolizer *sym, struct cgroups *cg,
                    struct intern *in, struct snapshot **ret, struct snapshot_stats *stats)
 {
     _cleanup_free_ uint32_t *order = malloc((d->n ? d->n : 1) * sizeof(*order));
     struct snapshot *snap = calloc(1, sizeof(*snap) + d->n * sizeof(snap->records[0]));
-    struct builder b = {.d = d, .in = in, .snap = snap, .stats = stats};
+    struct builder b = {.d = d, .in = in, .stats = stats};
+    struct record_set aggregate = {.keys = d->keys, .n = d->n, .recs = snap ? snap->records : NULL};
+    int r;
 
     if (!snap || !order || frame_cache_new(sym, in, &b.frames) < 0) {
         free(snap);
@@ -213,10 +290,14 @@ int snapshot_build(const struct drained *d, struct symbolizer *sym, struct cgrou
     symbolizer_begin_pass(sym);
     if (cg)
         cgroups_begin_pass(cg);
-    fill_identity(&b, cg);
-    resolve_all(&b, order, false);
-    resolve_all(&b, order, true);
+    build_set(&b, &aggregate, cg, order);
+    fill_sums(&b, &aggregate);
+    r = build_wakes(&b, cg, snap);
     b.frames = frame_cache_free(b.frames);
+    if (r < 0) {
+        snapshot_free(in, snap);
+        return r;
+    }
     stats->records += d->n;
     *ret = snap;
     return 0;

@@ -78,29 +78,37 @@ void codec_put_stack(struct codec_writer *w, const struct intern *in, uint32_t i
     put_blob(w, id, b, b->len / sizeof(uint32_t));
 }
 
+static void put_record(struct codec_writer *w, const struct record *rec)
+{
+    struct disk_record d = {rec->total_ns,
+                            rec->count,
+                            rec->tgid,
+                            rec->tid,
+                            rec->comm,
+                            rec->cgroup,
+                            rec->ustack,
+                            rec->kstack,
+                            (uint32_t)rec->state,
+                            rec->uid,
+                            rec->uwhere,
+                            .runq_ns = rec->runq_ns,
+                            .max_ns = rec->max_ns,
+                            .hist = rec->hist};
+
+    codec_put(w, &d, sizeof(d));
+}
+
 void codec_put_snapshot(struct codec_writer *w, const struct snapshot *s)
 {
     codec_put(w, &s->start_ns, sizeof(s->start_ns));
     codec_put(w, &s->end_ns, sizeof(s->end_ns));
     codec_put_u32(w, s->n);
-    for (uint32_t j = 0; j < s->n; j++) {
-        const struct record *rec = &s->records[j];
-        struct disk_record d = {rec->total_ns,
-                                rec->count,
-                                rec->tgid,
-                                rec->tid,
-                                rec->comm,
-                                rec->cgroup,
-                                rec->ustack,
-                                rec->kstack,
-                                (uint32_t)rec->state,
-                                rec->uid,
-                                rec->uwhere,
-                                .runq_ns = rec->runq_ns,
-                                .max_ns = rec->max_ns,
-                                .hist = rec->hist};
-
-        codec_put(w, &d, sizeof(d));
+    for (uint32_t j = 0; j < s->n; j++)
+        put_record(w, &s->records[j]);
+    codec_put_u32(w, s->nwakes);
+    for (uint32_t j = 0; j < s->nwakes; j++) {
+        put_record(w, &s->wakes[j].woken);
+        put_record(w, &s->wakes[j].waker);
     }
 }
 
@@ -266,6 +274,39 @@ static int read_record(struct codec_reader *rd, struct intern *in, const struct 
     return 0;
 }
 
+/* The wakers' pairs after the records (version 6 on), into s. On error,
+ * s->nwakes counts the whole pairs read, which hold references. */
+static int read_wakes(struct codec_reader *rd, struct intern *in, const struct id_map *strings,
+                      const struct id_map *stacks, struct snapshot *s)
+{
+    size_t pair_size = 2 * disk_record_size(rd->version);
+    uint32_t n;
+    int err;
+
+    if (rd->version < 6)
+        return 0;
+    if (!codec_take(rd, &n, 4) || (size_t)(rd->end - rd->p) / pair_size < n)
+        return -EBADMSG;
+    if (!n)
+        return 0;
+    s->wakes = calloc(n, sizeof(*s->wakes));
+    if (!s->wakes)
+        return -ENOMEM;
+    for (; s->nwakes < n; s->nwakes++) {
+        struct wake_record *w = &s->wakes[s->nwakes];
+
+        err = read_record(rd, in, strings, stacks, &w->woken);
+        if (err < 0)
+            return err;
+        err = read_record(rd, in, strings, stacks, &w->waker);
+        if (err < 0) {
+            record_unref(in, &w->woken);
+            return err;
+        }
+    }
+    return 0;
+}
+
 int codec_read_snapshot(struct codec_reader *rd, struct ring *r, const struct id_map *strings,
                         const struct id_map *stacks, int64_t *last_end, const struct snapshot **ret)
 {
@@ -287,8 +328,11 @@ int codec_read_snapshot(struct codec_reader *rd, struct ring *r, const struct id
     *s = (struct snapshot){.start_ns = start, .end_ns = end};
     for (; s->n < nrec && err == 0; s->n++)
         err = read_record(rd, &r->intern, strings, stacks, &s->records[s->n]);
-    if (err < 0) {
+    if (err < 0)
         s->n--; /* the failed record took no references */
+    if (err == 0)
+        err = read_wakes(rd, &r->intern, strings, stacks, s);
+    if (err < 0) {
         snapshot_free(&r->intern, s);
         return err;
     }

@@ -8,6 +8,7 @@
  *   string    u32 id, u32 len, bytes (no NUL)
  *   stack     u32 id, u32 n, u32 string ids[n] (root first)
  *   snapshot  i64 start, i64 end, u32 n, records[n] (see snapshot_codec.c)
+ *             (version 6 on) u32 wakes, (woken record, waker record)[wakes]
  */
 #ifndef SNAPSHOT_CODEC_H
 #define SNAPSHOT_CODEC_H
@@ -21,8 +22,8 @@
 
 /* The layout of records: version 1 had no uid (read as of an unknown user,
  * whom only root sees); versions 1 and 2 had no uwhere; 1 to 3 no runq_ns;
- * 1 to 4 no max_ns and hist. */
-#define CODEC_VERSION 5u
+ * 1 to 4 no max_ns and hist; 1 to 5 no wakers' pairs after the records. */
+#define CODEC_VERSION 6u
 
 struct codec_writer {
     FILE *f;

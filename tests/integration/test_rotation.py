@@ -1,4 +1,7 @@
 """Generations flipped every 100 ms: nothing lost, nothing counted twice."""
+import json
+import time
+
 from conftest import at, run_workload, within
 
 
@@ -58,3 +61,31 @@ def test_rotation_splits_runq_too(start_daemon):
     sleeps = [s for s in whole["stacks"] if "sleep_10ms_on_busy_cpu" in s["user"]]
     assert within(sum(s["total_ns"] for s in sleeps), truth["offcpu_ns"], 0.01), (sleeps, truth)
     assert within(sum(s["runq_ns"] for s in sleeps), truth["runq_ns"], 0.03), (sleeps, truth)
+
+
+def test_rotation_splits_new_task_waits(start_daemon):
+    """New threads wait ~15 ms each for their first run, with flips every 20 ms: many waits
+    span a flip. Merged over the window, each thread's "[new task]" wait is one period (count
+    1, one histogram entry, max_ns its whole length), all of it run-queue time, and its total
+    is that period: nothing lost, nothing counted twice."""
+    d = start_daemon("--interval", "20ms")
+    truth = run_workload("runq_spawner", "--threads", "20")
+    time.sleep(0.3)  # drained
+    reply = d.dump_json("--pid", str(truth["pid"]), "--since", "60s", "--group-by", "tid")
+    firsts = {s["tid"]: s for s in reply["stacks"]
+              if s["kernel"] == ["[new task]"] and s["comm"] == "runq_spawner"}
+    assert len(firsts) >= 0.95 * len(truth["children"]), (firsts, truth)
+    for c in truth["children"]:
+        s = firsts.get(c["tid"])
+        if s is None:
+            continue
+        assert s["count"] == 1 and s["runq_ns"] == s["total_ns"] <= c["wait_ns"], (s, c)
+        assert s["max_ns"] == s["total_ns"], s
+        # the workload's measure also holds clone's work before the thread is runnable
+        assert c["wait_ns"] - s["total_ns"] <= max(0.05 * c["wait_ns"], 200_000), (s, c)
+    hist = json.loads(d.ctl("--json", "hist", "--pid", str(truth["pid"]), "--since", "60s",
+                            "--by", "stack").stdout)
+    new = [h for h in hist["histograms"] if h["stack"] == "runq_spawner;-;[new task]"]
+    # the children and the spinners, each one period, each in one bucket
+    assert len(new) == 1 and sum(new[0]["hist"]) == new[0]["count"] >= len(firsts), hist
+    assert new[0]["max_ns"] >= max(s["total_ns"] for s in firsts.values()), (new, firsts)

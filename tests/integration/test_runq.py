@@ -9,7 +9,7 @@ import urllib.request
 
 import pytest
 
-from conftest import Daemon, cgroup2_mount, folded, within, workload_in
+from conftest import Daemon, cgroup2_mount, folded, run_workload, within, workload_in
 from test_metrics import free_port
 
 SLEEPS = 100
@@ -99,3 +99,30 @@ def test_prometheus_runq_counter(run):
                   if line.startswith("offcpud_runq_seconds_total{")
                   and f'cgroup="{cgroup}"' in line)
     assert dumped > 0 and abs(counted - dumped / 1e9) < 1e-6, (counted, dumped)
+
+
+def test_new_thread_first_wait_is_runq(run):
+    """A new thread's first wait (fork to first run) is run-queue time, charged to
+    "[new task]": runq_spawner makes threads one at a time on a CPU that pinned spinners
+    keep busy, and each thread measures its own wait."""
+    d, _, _ = run
+    truth = run_workload("runq_spawner", "--threads", "30")
+    time.sleep(0.6)  # drained
+    reply = d.dump_json("--pid", str(truth["pid"]), "--since", "5m", "--group-by", "tid,state")
+    firsts = {}
+    for s in reply["stacks"]:
+        if s["kernel"] == ["[new task]"]:
+            assert s["user"] == [] and s["state"] == "R", s
+            assert s["runq_ns"] == s["total_ns"] and s["count"] == 1, s
+            firsts[s["tid"]] = s["total_ns"]
+    children = truth["children"]
+    measured = sum(c["wait_ns"] for c in children)
+    assert measured > len(children) * 1_000_000, truth  # they did wait for the CPU
+    seen = [c for c in children if c["tid"] in firsts]
+    # (see COUNT_SLACK in test_dump.py: a VM may let a thread run without a switch)
+    assert len(seen) >= 0.95 * len(children), (firsts, truth)
+    # each wait is measured from just before pthread_create: a little over what it is
+    for c in seen:
+        assert firsts[c["tid"]] <= c["wait_ns"], (c, firsts[c["tid"]])
+    assert within(sum(firsts[c["tid"]] for c in seen),
+                  sum(c["wait_ns"] for c in seen), 0.05), (firsts, truth)

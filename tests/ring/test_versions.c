@@ -3,7 +3,8 @@
  * Every version of the state files reads. Run-queue time (runq_ns), the
  * longest period and the histogram of periods written by this version read
  * back from the ring file and the journal; the files of a daemon from before
- * them, real ones, restore with their totals, runq 0 and no histograms:
+ * them, real ones, restore with their totals, runq 0, no histograms and no
+ * wakers' pairs (which this version writes and reads back too):
  * a ring file of version 4 that daemon saved (data/ring-v4, its first
  * argument) and a journal of version 1 (the fuzz corpus's file-4-records,
  * behind its one byte of fuzzer mode: the second argument).
@@ -41,6 +42,40 @@ static struct snapshot *snapshot_with_runq(struct intern *in)
                                     .hist = histogram_intern(in, &h),
                                     .state = 'S'};
     return s;
+}
+
+/* Its woken task, and an interrupt that woke it (the waker's state is its
+ * kind; no user stack). */
+static void add_wake(struct intern *in, struct snapshot *s)
+{
+    s->wakes = calloc(1, sizeof(*s->wakes));
+    s->nwakes = 1;
+    s->wakes[0].woken = (struct record){.total_ns = 7000000,
+                                        .count = 2,
+                                        .tgid = 42,
+                                        .tid = 42,
+                                        .uid = 1000,
+                                        .comm = intern_string(in, "app"),
+                                        .ustack = stack_of(in, "main", "sleep"),
+                                        .kstack = stack_of(in, "do_syscall_64", "schedule"),
+                                        .state = 'S'};
+    s->wakes[0].waker =
+        (struct record){.comm = intern_string(in, "[hardirq]"),
+                        .kstack = stack_of(in, "asm_sysvec_apic_timer_interrupt", "hrtimer_wakeup"),
+                        .state = OFFCPU_WAKER_HARDIRQ};
+}
+
+/* The wake pair of r, as add_wake made it? */
+static bool wake_as_made(const struct ring *r)
+{
+    const struct wake_record *w = r->n == 1 && r->snaps[0]->nwakes == 1 ? r->snaps[0]->wakes : NULL;
+    uint32_t n;
+    const uint32_t *frames = w ? intern_stack_get(&r->intern, w->waker.kstack, &n) : NULL;
+
+    return w && w->woken.total_ns == 7000000 && w->woken.count == 2 && w->woken.tid == 42 &&
+           w->waker.state == OFFCPU_WAKER_HARDIRQ && !w->waker.ustack && !w->waker.tgid &&
+           strcmp(intern_string_get(&r->intern, w->waker.comm), "[hardirq]") == 0 && n == 2 &&
+           strcmp(intern_string_get(&r->intern, frames[1]), "hrtimer_wakeup") == 0;
 }
 
 /* The one record of r, as snapshot_with_runq made it? */
@@ -82,11 +117,13 @@ static void test_ring_file_round_trip(void)
 
     ring_init(&r, 3600 * SEC, 64 << 20);
     ring_push(&r, snapshot_with_runq(&r.intern), 101 * SEC);
+    add_wake(&r.intern, r.snaps[0]);
     CHECK(ring_save(&r, NULL, 1, f) == 0, "ring file written");
     fclose(f);
     ring_init(&back, 3600 * SEC, 64 << 20);
     CHECK(ring_load(&back, NULL, (unsigned char *)buf, len, &generation) == 0, "and read");
     CHECK(as_made(&back), "runq_ns, max_ns and hist in the ring file");
+    CHECK(wake_as_made(&back), "a wakers' pair in the ring file");
     ring_done(&back);
     ring_done(&r);
 }
@@ -105,6 +142,7 @@ static void test_journal_round_trip(void)
     intern_init(&in);
     journal_writer_init(&w, 2, header);
     s = snapshot_with_runq(&in);
+    add_wake(&in, s);
     CHECK(journal_encode(&w, &in, s, &rec, &len) == 0, "journal record made");
     file = malloc(sizeof(header) + len);
     memcpy(file, header, sizeof(header));
@@ -113,6 +151,7 @@ static void test_journal_round_trip(void)
     CHECK(journal_replay(&r, NULL, file, sizeof(header) + len, 1, &out) == 0 && out.records == 1,
           "and replayed");
     CHECK(as_made(&r), "runq_ns, max_ns and hist in the journal");
+    CHECK(wake_as_made(&r), "a wakers' pair in the journal");
     ring_done(&r);
     free(file);
     free(rec);
@@ -152,6 +191,7 @@ static void test_older_files(const char *ring_v4, const char *journal_v1)
           "a ring file of version 4 restores (%zu snapshots)", r.n);
     sums(&r, &total, &runq);
     CHECK(total > 0 && runq == 0 && no_histograms(&r), "with its totals, runq 0, no histograms");
+    CHECK(r.snaps[0]->nwakes == 0 && !r.snaps[0]->wakes, "and no wakers' pairs");
     ring_done(&r);
 
     _cleanup_free_ unsigned char *journal = read_file(journal_v1, &len);

@@ -1,0 +1,144 @@
+"""Waker stacks (wakers = yes): sleep_and_pipe's reader blocks on a pipe that its feeder
+thread writes every 20 ms from feed_pipe_every_20ms; its sleeper sleeps in nanosleep, woken
+by the timer interrupt. offcpuctl wakers must pair the reader's blocked stack with the
+feeder's function and the time blocked, and the sleeper's with [hardirq] (hrtimer_wakeup),
+never with whatever task the interrupt happened to interrupt."""
+import json
+import time
+
+import pytest
+
+from conftest import run_workload, within
+
+READER = "block_in_pipe_read"
+FEEDER = "feed_pipe_every_20ms"
+SLEEPER = "block_in_nanosleep_100x10ms"
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    from conftest import Daemon
+    d = Daemon(tmp_path_factory.mktemp("offcpud"), "--interval", "200ms", "--wakers", "yes")
+    try:
+        truth = run_workload("sleep_and_pipe", "--sleeps", "50", "--writes", "30")
+        time.sleep(0.5)  # drained
+        yield d, truth
+    finally:
+        d.stop()
+
+
+def wakers(d, *args):
+    return json.loads(d.ctl("--json", "wakers", *args).stdout)["stacks"]
+
+
+def test_pipe_reader_woken_by_feeder(run):
+    d, truth = run
+    rows = [s for s in wakers(d, "--tid", str(truth["pipe_tid"])) if READER in s["user"]]
+    by_feeder = [s for s in rows if FEEDER in s["waker_user"]]
+    assert by_feeder, rows
+    for s in by_feeder:
+        assert s["waker_kind"] == "task" and s["waker_comm"] == "sleep_and_pipe", s
+        # the waker's kernel stack ends where it woke the reader
+        assert s["waker_kernel"][-1] == "try_to_wake_up", s
+        assert any("pipe_write" in f for f in s["waker_kernel"]), s
+    wakes = sum(s["count"] for s in by_feeder)
+    assert 28 <= wakes <= 30, by_feeder
+    # blocked until woken: its off-CPU time but the run-queue wait after each wakeup
+    blocked = sum(s["total_ns"] for s in rows)
+    assert within(blocked, truth["pipe_offcpu_ns"], 0.03), (rows, truth)
+    assert within(sum(s["total_ns"] for s in by_feeder) / wakes, 20_000_000, 0.10), by_feeder
+
+
+def test_timer_sleep_woken_by_interrupt(run):
+    d, truth = run
+    rows = [s for s in wakers(d, "--tid", str(truth["nanosleep_tid"])) if SLEEPER in s["user"]]
+    assert rows
+    for s in rows:
+        assert s["waker_kind"] == "hardirq" and s["waker_comm"] == "[hardirq]", s
+        assert s["waker_user"] == [] and "hrtimer_wakeup" in s["waker_kernel"], s
+        # cut at the interrupt's entry: no frame of the task it interrupted
+        assert s["waker_kernel"][0].startswith("asm_"), s
+    assert sum(s["count"] for s in rows) >= 0.98 * truth["nanosleep_calls"], rows
+    assert within(sum(s["total_ns"] for s in rows), truth["nanosleep_offcpu_ns"], 0.03), \
+        (rows, truth)
+
+
+def test_folded_like_offwaketime(run):
+    """comm;user;-;kernel;--;waker kernel, leaf first;-;waker user, leaf first;waker comm"""
+    d, truth = run
+    lines = d.ctl("wakers", "--tid", str(truth["pipe_tid"])).stdout.splitlines()
+    mine = [line for line in lines if READER in line and FEEDER in line]
+    assert mine, lines
+    stack, value = mine[0].rsplit(" ", 1)
+    blocked, waker = stack.split(";--;")
+    assert blocked.startswith("sleep_and_pipe;") and ";-;" in blocked
+    kernel, user = waker.split(";-;")
+    frames = user.split(";")
+    assert kernel.split(";")[0] == "try_to_wake_up", mine[0]
+    assert frames[-1] == "sleep_and_pipe", mine[0]
+    assert frames.index(FEEDER) < frames.index("feeder_main"), mine[0]
+    assert int(value) > 0
+
+
+def test_group_by_pid_names_the_waker(run):
+    d, truth = run
+    rows = wakers(d, "--tid", str(truth["pipe_tid"]), "--group-by", "pid,tid")
+    by_feeder = [s for s in rows if FEEDER in s["waker_user"]]
+    assert by_feeder and all(s["waker_pid"] == truth["pid"] for s in by_feeder), rows
+    assert all(s["waker_tid"] not in (0, truth["pipe_tid"]) for s in by_feeder), rows
+
+
+def test_off_by_default(start_daemon):
+    d = start_daemon("--interval", "200ms")
+    run_workload("sleep_and_pipe", "--sleeps", "5", "--writes", "5")
+    status = d.call("io.offcpud.Status")["parameters"]
+    assert status["collector"]["wakes"] == 0
+    res = d.ctl("wakers", "--since", "60s", check=False)
+    assert res.returncode == 1 and "wakers = yes" in res.stderr, res
+
+
+def test_restart_keeps_wakers(tmp_path):
+    """Pairs are in the state files: saved at SIGTERM, restored by the next daemon (which
+    may itself run without wakers); and journaled, so a SIGKILL keeps them too."""
+    from conftest import Daemon
+    from test_journal import kill
+    state = tmp_path / "state"
+    (tmp_path / "one").mkdir()
+    first = Daemon(tmp_path / "one", "--interval", "200ms", "--state-directory", str(state),
+                   "--wakers", "yes")
+    truth = run_workload("sleep_and_pipe", "--sleeps", "10", "--writes", "10")
+    time.sleep(0.5)
+    tid = str(truth["pipe_tid"])
+    before = json.loads(first.ctl("--json", "wakers", "--tid", tid).stdout)
+    window = ["--since", f"@{(before['start_ns'] - 1000) / 1e9:.6f}",
+              "--until", f"@{(before['end_ns'] + 1000) / 1e9:.6f}"]
+    assert any(FEEDER in s["waker_user"] for s in before["stacks"]), before
+    kill(first)  # the journal alone
+    (tmp_path / "two").mkdir()
+    second = Daemon(tmp_path / "two", "--interval", "200ms", "--state-directory", str(state))
+    try:
+        after = json.loads(second.ctl("--json", "wakers", "--tid", tid, *window).stdout)
+        assert after["stacks"] == before["stacks"]
+    finally:
+        second.stop()
+
+
+@pytest.mark.parametrize("attach", ["tp_btf", "raw_tp"])
+def test_flips_lose_and_double_nothing(start_daemon, attach):
+    """Flips every 20 ms, in both attach modes: each wakeup is charged once, in the
+    generation current at the wakeup, with its whole blocked time."""
+    d = start_daemon("--interval", "20ms", "--wakers", "yes", "--attach", attach)
+    truth = run_workload("sleep_and_pipe", "--sleeps", "20", "--writes", "30")
+    time.sleep(0.3)
+    rows = [s for s in wakers(d, "--tid", str(truth["pipe_tid"]), "--since", "60s")
+            if READER in s["user"]]
+    assert 29 <= sum(s["count"] for s in rows) <= 31, rows
+    # never more than the reader's off-CPU time (which also holds the run-queue waits
+    # after each wakeup): nothing counted twice. A wakeup may go unseen under raw_tp
+    # (measured: one in 30, once in a few runs; not understood yet), hence 5% below.
+    blocked = sum(s["total_ns"] for s in rows)
+    assert 0.95 * truth["pipe_offcpu_ns"] <= blocked <= 1.001 * truth["pipe_offcpu_ns"], \
+        (rows, truth)
+    sleeps = [s for s in wakers(d, "--tid", str(truth["nanosleep_tid"]), "--since", "60s")
+              if SLEEPER in s["user"]]
+    assert sleeps and all(s["waker_comm"] == "[hardirq]" for s in sleeps), sleeps
