@@ -17,8 +17,6 @@
  * for the CPU. At exit one JSON line on stdout gives these sums.
  */
 #include <pthread.h>
-#include <sched.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -26,15 +24,14 @@
 #include <unistd.h>
 
 #include "blocked_time.h"
+#include "busy_cpu.h"
 #include "workload_start.h"
 
-#define NOINLINE     __attribute__((noinline))
-#define SLEEP_NS     (10 * 1000 * 1000LL)
-#define SPINNERS_MAX 16
+#define NOINLINE __attribute__((noinline))
+#define SLEEP_NS (10 * 1000 * 1000LL)
 
 static int sleeps = 100, spinners = 3, nice_sleeper = 19;
-static atomic_int done;
-static int cpu; /* the one CPU every thread here runs on */
+static struct busy_cpu busy; /* the one CPU every thread here runs on */
 
 struct sleeper_result {
     pid_t tid;
@@ -43,36 +40,6 @@ struct sleeper_result {
 };
 
 static struct sleeper_result result;
-
-static void pin_to_cpu(void)
-{
-    cpu_set_t set;
-
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
-/* The last CPU this process may run on: the one the threads share. */
-static int chosen_cpu(void)
-{
-    cpu_set_t set;
-    int last = 0;
-
-    if (sched_getaffinity(0, sizeof(set), &set) == 0)
-        for (int i = 0; i < CPU_SETSIZE; i++)
-            if (CPU_ISSET(i, &set))
-                last = i;
-    return last;
-}
-
-NOINLINE static void *spinner_main(void *arg)
-{
-    pin_to_cpu();
-    while (!atomic_load_explicit(&done, memory_order_relaxed))
-        ;
-    return NULL;
-}
 
 NOINLINE static void sleep_10ms_on_busy_cpu(struct sleeper_result *r)
 {
@@ -94,7 +61,7 @@ NOINLINE void sleep_in_a_loop(struct sleeper_result *r)
 
 NOINLINE static void *sleeper_main(void *arg)
 {
-    pin_to_cpu();
+    busy_cpu_pin(&busy);
     /* woken at the deadline, not up to 50 us after it */
     prctl(PR_SET_TIMERSLACK, 1UL);
     setpriority(PRIO_PROCESS, 0, nice_sleeper);
@@ -108,27 +75,20 @@ int main(int argc, char **argv)
     const struct int_option opts[] = {
         {"sleeps", &sleeps}, {"spinners", &spinners}, {"nice", &nice_sleeper}};
     int status = workload_start(argc, argv, opts, N_OPTIONS(opts));
-    pthread_t spinner[SPINNERS_MAX], sleeper;
-    struct timespec warm = {0, 20 * 1000 * 1000};
+    pthread_t sleeper;
 
     if (status)
         return status;
-    if (spinners < 0 || spinners > SPINNERS_MAX) {
-        fprintf(stderr, "--spinners: 0 to %d\n", SPINNERS_MAX);
+    if (busy_cpu_start(&busy, spinners) < 0) {
+        fprintf(stderr, "--spinners: 0 to %d\n", BUSY_CPU_SPINNERS_MAX);
         return 2;
     }
-    cpu = chosen_cpu();
-    for (int i = 0; i < spinners; i++)
-        pthread_create(&spinner[i], NULL, spinner_main, NULL);
-    nanosleep(&warm, NULL); /* the spinners are on their CPU */
     pthread_create(&sleeper, NULL, sleeper_main, NULL);
     pthread_join(sleeper, NULL);
-    atomic_store(&done, 1);
-    for (int i = 0; i < spinners; i++)
-        pthread_join(spinner[i], NULL);
+    busy_cpu_stop(&busy);
     printf("{\"pid\":%d,\"tid\":%d,\"cpu\":%d,\"calls\":%d,\"wall_ns\":%lld,\"offcpu_ns\":%lld,"
            "\"sleep_ns\":%lld,\"runq_ns\":%lld}\n",
-           (int)getpid(), (int)result.tid, cpu, result.t.calls, result.t.wall_ns,
+           (int)getpid(), (int)result.tid, busy.cpu, result.t.calls, result.t.wall_ns,
            result.t.offcpu_ns, result.sleep_ns, result.t.offcpu_ns - result.sleep_ns);
     return 0;
 }

@@ -14,23 +14,20 @@
  * the threads' tids and waits.
  */
 #include <pthread.h>
-#include <sched.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "blocked_time.h"
+#include "busy_cpu.h"
 #include "workload_start.h"
 
 #define NOINLINE     __attribute__((noinline))
-#define SPINNERS_MAX 16
 #define THREADS_MAX  1000
 
 static int threads = 30, spinners = 3, nice_spawner = 10;
-static atomic_int done;
-static int cpu;
+static struct busy_cpu busy;
 
 struct child {
     long long created, started; /* CLOCK_MONOTONIC */
@@ -38,35 +35,6 @@ struct child {
 };
 
 static struct child children[THREADS_MAX];
-
-static void pin_to_cpu(void)
-{
-    cpu_set_t set;
-
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
-static int chosen_cpu(void)
-{
-    cpu_set_t set;
-    int last = 0;
-
-    if (sched_getaffinity(0, sizeof(set), &set) == 0)
-        for (int i = 0; i < CPU_SETSIZE; i++)
-            if (CPU_ISSET(i, &set))
-                last = i;
-    return last;
-}
-
-NOINLINE static void *spinner_main(void *arg)
-{
-    pin_to_cpu();
-    while (!atomic_load_explicit(&done, memory_order_relaxed))
-        ;
-    return NULL;
-}
 
 NOINLINE static void *child_main(void *arg)
 {
@@ -97,27 +65,20 @@ int main(int argc, char **argv)
     const struct int_option opts[] = {
         {"threads", &threads}, {"spinners", &spinners}, {"nice", &nice_spawner}};
     int status = workload_start(argc, argv, opts, N_OPTIONS(opts));
-    pthread_t spinner[SPINNERS_MAX];
-    struct timespec warm = {0, 20 * 1000 * 1000};
 
     if (status)
         return status;
-    if (spinners < 0 || spinners > SPINNERS_MAX || threads < 1 || threads > THREADS_MAX) {
-        fprintf(stderr, "--spinners: 0 to %d, --threads: 1 to %d\n", SPINNERS_MAX, THREADS_MAX);
+    if (threads < 1 || threads > THREADS_MAX || busy_cpu_start(&busy, spinners) < 0) {
+        fprintf(stderr, "--spinners: 0 to %d, --threads: 1 to %d\n", BUSY_CPU_SPINNERS_MAX,
+                THREADS_MAX);
         return 2;
     }
-    cpu = chosen_cpu();
-    for (int i = 0; i < spinners; i++)
-        pthread_create(&spinner[i], NULL, spinner_main, NULL);
-    nanosleep(&warm, NULL); /* the spinners are on their CPU */
-    pin_to_cpu();           /* inherited by every thread made from here on */
+    busy_cpu_pin(&busy); /* inherited by every thread made from here on */
     nice_spawner += getpriority(PRIO_PROCESS, 0);
     setpriority(PRIO_PROCESS, syscall(SYS_gettid), nice_spawner < 19 ? nice_spawner : 19);
     spawn_on_busy_cpu();
-    atomic_store(&done, 1);
-    for (int i = 0; i < spinners; i++)
-        pthread_join(spinner[i], NULL);
-    printf("{\"pid\":%d,\"cpu\":%d,\"children\":[", (int)getpid(), cpu);
+    busy_cpu_stop(&busy);
+    printf("{\"pid\":%d,\"cpu\":%d,\"children\":[", (int)getpid(), busy.cpu);
     for (int i = 0; i < threads; i++)
         printf("%s{\"tid\":%d,\"wait_ns\":%lld}", i ? "," : "", (int)children[i].tid,
                children[i].started - children[i].created);
