@@ -18,6 +18,12 @@ struct cie_info {
     bool has_z;      /* its augmentation data is preceded by its length */
 };
 
+/* Where the FDEs begin, as found (.debug_frame's, which no table lists). */
+struct fde_starts {
+    uint64_t *pcs;
+    size_t n, cap;
+};
+
 struct reader {
     const uint8_t *p, *end;
     bool bad;
@@ -148,14 +154,25 @@ static int scan(const uint8_t *p, const uint8_t *end, size_t ptr_size, uint64_t 
     return r.bad ? -EBADMSG : 0;
 }
 
-/* The CIE's FDE pointer size, from its augmentation ("zR", "zPLR", ...). */
-static int cie_info_of(const Dwarf_CIE *cie, Dwarf_Off offset, struct cie_info *ret)
+/* The CIE's FDE pointer size: in .eh_frame from its augmentation ("zR",
+ * "zPLR", ...); in .debug_frame an address, addr_size bytes, which a
+ * version 4 CIE states again (libdw reads it as the ELF class says). */
+static int cie_info_of(const Dwarf_CIE *cie, Dwarf_Off offset, size_t addr_size,
+                       struct cie_info *ret)
 {
     struct reader r = {.p = cie->augmentation_data,
                        .end = cie->augmentation_data + cie->augmentation_data_size};
     const char *a = cie->augmentation;
 
-    *ret = (struct cie_info){.offset = offset, .ptr_size = 8, .has_z = a[0] == 'z'};
+    *ret = (struct cie_info){.offset = offset, .ptr_size = addr_size, .has_z = a[0] == 'z'};
+    /* the version byte precedes the augmentation string; a version 4 CIE
+     * follows it with the address and segment selector sizes */
+    if ((uint8_t)a[-1] >= 4) {
+        const uint8_t *sizes = (const uint8_t *)a + strlen(a) + 1;
+
+        if (sizes[0] != addr_size || sizes[1] != 0)
+            return -EBADMSG;
+    }
     for (a += ret->has_z; *a && !r.bad; a++) {
         uint8_t enc;
 
@@ -185,7 +202,7 @@ static int cie_info_of(const Dwarf_CIE *cie, Dwarf_Off offset, struct cie_info *
     return r.bad ? -EBADMSG : 0;
 }
 
-static Elf_Data *eh_frame(Elf *elf)
+static Elf_Data *cfi_section(Elf *elf, const char *section)
 {
     size_t shstrndx;
     Elf_Scn *scn = NULL;
@@ -199,7 +216,7 @@ static Elf_Data *eh_frame(Elf *elf)
         if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
             continue;
         name = elf_strptr(elf, shstrndx, sh.sh_name);
-        if (name && strcmp(name, ".eh_frame") == 0)
+        if (name && strcmp(name, section) == 0)
             return elf_rawdata(scn, NULL);
     }
     return NULL;
@@ -213,21 +230,47 @@ static const struct cie_info *find_cie(const struct cie_info *cies, size_t n, Dw
     return NULL;
 }
 
-int cfi_check(Elf *elf)
+/* An FDE's first address, in .debug_frame absolute: the FDE starts there. */
+static int add_fde_start(struct fde_starts *starts, const Dwarf_FDE *fde, size_t ptr_size)
+{
+    uint64_t pc = 0;
+
+    if (starts->n >= CFI_FDES_MAX)
+        return -E2BIG;
+    if ((size_t)(fde->end - fde->start) < ptr_size || ptr_size > sizeof(pc))
+        return -EBADMSG;
+    if (starts->n == starts->cap) {
+        uint64_t *grown = reallocarray(
+            starts->pcs, starts->cap = starts->cap ? starts->cap * 2 : 64, sizeof(*grown));
+        if (!grown)
+            return -ENOMEM;
+        starts->pcs = grown;
+    }
+    memcpy(&pc, fde->start, ptr_size); /* little-endian, as x86-64 is */
+    starts->pcs[starts->n++] = pc;
+    return 0;
+}
+
+/* Check the CFI section named section of elf (.eh_frame when eh); list
+ * where its FDEs start into starts, unless NULL. */
+static int check_section(Elf *elf, const char *section, bool eh, struct fde_starts *starts)
 {
     _cleanup_free_ struct cie_info *cies = NULL;
     const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
-    Elf_Data *data = ident ? eh_frame(elf) : NULL;
-    size_t ncies = 0, cap = 0;
+    Elf_Data *data = ident ? cfi_section(elf, section) : NULL;
+    size_t ncies = 0, cap = 0, addr_size;
     Dwarf_Off offset = 0, next;
     uint64_t work = 0;
 
     if (!data || !data->d_buf)
         return -ENODATA;
+    if (data->d_size > CFI_SECTION_MAX)
+        return -E2BIG;
+    addr_size = ident[EI_CLASS] == ELFCLASS32 ? 4 : 8;
     for (;;) {
         Dwarf_CFI_Entry e;
         uint64_t ops = 0;
-        int r = dwarf_next_cfi(ident, data, true, offset, &next, &e);
+        int r = dwarf_next_cfi(ident, data, eh, offset, &next, &e);
 
         if (r == 1)
             return 0;
@@ -241,7 +284,7 @@ int cfi_check(Elf *elf)
                     return -ENOMEM;
                 cies = grown;
             }
-            r = cie_info_of(&e.cie, offset, &cies[ncies]);
+            r = cie_info_of(&e.cie, offset, addr_size, &cies[ncies]);
             if (r < 0)
                 return r;
             ncies++;
@@ -252,6 +295,11 @@ int cfi_check(Elf *elf)
 
             if (!cie)
                 return -EBADMSG;
+            if (starts) {
+                r = add_fde_start(starts, &e.fde, cie->ptr_size);
+                if (r < 0)
+                    return r;
+            }
             skip(&rd, 2 * cie->ptr_size); /* initial location, range */
             if (cie->has_z)
                 skip(&rd, leb(&rd));
@@ -266,4 +314,23 @@ int cfi_check(Elf *elf)
             return -E2BIG;
         offset = next;
     }
+}
+
+int cfi_check(Elf *elf)
+{
+    return check_section(elf, ".eh_frame", true, NULL);
+}
+
+int cfi_check_debug_frame(Elf *elf, uint64_t **ret, size_t *n)
+{
+    struct fde_starts starts = {0};
+    int r = check_section(elf, ".debug_frame", false, &starts);
+
+    if (r < 0) {
+        free(starts.pcs);
+        return r;
+    }
+    *ret = starts.pcs;
+    *n = starts.n;
+    return 0;
 }

@@ -11,6 +11,8 @@
 #define CFI_CHECK_H
 
 #include <gelf.h>
+#include <stddef.h>
+#include <stdint.h>
 
 /* Register numbers allowed: x86-64's DWARF numbers end well below. */
 #define CFI_REGISTERS_MAX 128
@@ -18,10 +20,18 @@
  * rows of an FDE are found by evaluating it from its start, row by row. */
 #define CFI_FDE_OPS_MAX   4096
 #define CFI_FILE_WORK_MAX (1ULL << 27)
+/* Bytes of one CFI section (a big C++ program's .eh_frame: ~10 MiB), and
+ * FDEs of .debug_frame, whose list is made here. */
+#define CFI_SECTION_MAX (64U << 20)
+#define CFI_FDES_MAX    (1U << 22)
 
 /* 0 when every CIE and FDE of elf's .eh_frame can be evaluated within those
  * bounds; -ENODATA without one; -EBADMSG for what cannot be decoded or
  * names a register beyond; -E2BIG for more work than allowed. */
 int cfi_check(Elf *elf);
+
+/* The same of elf's .debug_frame; and where its FDEs start (ELF addresses,
+ * in section order) into *ret (to free), their number into *n. */
+int cfi_check_debug_frame(Elf *elf, uint64_t **ret, size_t *n);
 
 #endif

@@ -267,10 +267,16 @@ static void read_debuglink(Elf *elf, const GElf_Ehdr *eh, struct elf_debug_ref *
     }
 }
 
-static void read_debug_ref(Elf *elf, const GElf_Ehdr *eh, struct elf_debug_ref *ref)
+int elf_debug_ref_read(Elf *elf, struct elf_debug_ref *ref)
 {
+    GElf_Ehdr eh;
+
+    *ref = (struct elf_debug_ref){0};
+    if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
+        return -ENOEXEC;
     read_build_id(elf, ref);
-    read_debuglink(elf, eh, ref);
+    read_debuglink(elf, &eh, ref);
+    return 0;
 }
 
 static int read_elf(Elf *elf, struct elf_symbols *e)
@@ -286,10 +292,10 @@ static int read_elf(Elf *elf, struct elf_symbols *e)
     r = read_segments(elf, e);
     if (r < 0)
         return r;
+    elf_debug_ref_read(elf, &e->debug); /* first: reading the symbols says if stripped */
     r = read_symbols(elf, e, false);
     if (r < 0)
         return r;
-    read_debug_ref(elf, &eh, &e->debug);
     finish_symbols(e);
     return 0;
 }
@@ -338,24 +344,34 @@ static uint32_t file_crc32(int fd)
     return (uint32_t)crc;
 }
 
+int elf_debug_ref_check(const struct elf_debug_ref *ref, Elf *debug, int fd)
+{
+    struct elf_debug_ref theirs = {};
+
+    if (elf_kind(debug) != ELF_K_ELF)
+        return -ENOEXEC;
+    read_build_id(debug, &theirs);
+    /* a debug file for another build would put wrong names on every frame,
+     * and wrong rules on every row */
+    if (ref->build_id_len)
+        return theirs.build_id_len == ref->build_id_len &&
+                       memcmp(theirs.build_id, ref->build_id, theirs.build_id_len) == 0
+                   ? 0
+                   : -ESTALE;
+    return ref->debuglink[0] && file_crc32(fd) == ref->debuglink_crc ? 0 : -ESTALE;
+}
+
 int elf_symbols_add_debug(struct elf_symbols *e, int fd)
 {
     _cleanup_(elf_endp) Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
-    struct elf_debug_ref theirs = {};
     GElf_Ehdr eh;
     int r;
 
     if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
         return -ENOEXEC;
-    read_build_id(elf, &theirs);
-    /* a debug file for another build would put wrong names on every frame */
-    if (e->debug.build_id_len) {
-        if (theirs.build_id_len != e->debug.build_id_len ||
-            memcmp(theirs.build_id, e->debug.build_id, theirs.build_id_len) != 0)
-            return -ESTALE;
-    } else if (!e->debug.debuglink[0] || file_crc32(fd) != e->debug.debuglink_crc) {
-        return -ESTALE;
-    }
+    r = elf_debug_ref_check(&e->debug, elf, fd);
+    if (r < 0)
+        return r;
     r = read_symbols(elf, e, true);
     e->debug.stripped = false;
     if (r < 0)

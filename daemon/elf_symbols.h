@@ -7,6 +7,7 @@
 #ifndef ELF_SYMBOLS_H
 #define ELF_SYMBOLS_H
 
+#include <libelf.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,6 +40,13 @@ struct elf_debug_ref {
 };
 
 const struct elf_debug_ref *elf_symbols_debug_ref(const struct elf_symbols *e);
+
+/* Where the ELF file elf says its debug file is. Returns 0 or -ENOEXEC. */
+int elf_debug_ref_read(Elf *elf, struct elf_debug_ref *ref);
+
+/* 0 when debug (open on fd) is the debug file ref names: same build-id, or
+ * (without one) the debuglink's CRC over the whole file; else -ESTALE. */
+int elf_debug_ref_check(const struct elf_debug_ref *ref, Elf *debug, int fd);
 
 /* Add the function symbols of the debug file open on fd. It must be the one
  * the reference names: same build-id, or (without one) the debuglink's CRC

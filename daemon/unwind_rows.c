@@ -10,7 +10,9 @@
 
 #include "array.h"
 #include "cfi_check.h"
+#include "debug_files.h"
 #include "eh_frame_hdr.h"
+#include "elf_symbols.h"
 #include "macro.h"
 
 /* DWARF register numbers of x86-64 */
@@ -246,46 +248,258 @@ int unwind_rows_vaddr(const struct unwind_rows *r, uint64_t offset, uint64_t *re
     return -ENOENT;
 }
 
-int unwind_rows_derive(Elf *elf, struct unwind_rows *ret)
+static Elf_Scn *find_section(Elf *elf, const char *name)
+{
+    Elf_Scn *scn = NULL;
+    size_t shstrndx;
+
+    if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+        return NULL;
+    while ((scn = elf_nextscn(elf, scn))) {
+        const char *s;
+        GElf_Shdr sh;
+
+        if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS &&
+            (s = elf_strptr(elf, shstrndx, sh.sh_name)) && strcmp(s, name) == 0)
+            return scn;
+    }
+    return NULL;
+}
+
+/*
+ * A file's .debug_frame, alone in an ELF image of its own for libdw:
+ * dwarf_begin_elf reads, and inflates, every debug section it knows, and a
+ * file's .debug_info can be hundreds of MiB (or a small zip bomb).
+ */
+struct debug_frame {
+    char *image;
+    Elf *elf;
+    Dwarf *dwarf;
+    uint64_t *starts; /* where its FDEs begin */
+    size_t n;
+};
+
+static void debug_frame_done(struct debug_frame *d)
+{
+    if (d->dwarf)
+        dwarf_end(d->dwarf);
+    if (d->elf)
+        elf_end(d->elf);
+    free(d->image);
+    free(d->starts);
+    *d = (struct debug_frame){0};
+}
+
+/* The section's bytes, inflated if compressed (as Debian's debug files
+ * are), within the size cfi_check allows. */
+static Elf_Data *debug_frame_bytes(Elf *elf)
+{
+    Elf_Scn *scn = find_section(elf, ".debug_frame");
+    GElf_Shdr sh;
+
+    if (!scn || !gelf_getshdr(scn, &sh))
+        return NULL;
+    if (sh.sh_flags & SHF_COMPRESSED) {
+        GElf_Chdr ch;
+
+        /* libelf allocates what the header claims before inflating */
+        if (!gelf_getchdr(scn, &ch) || ch.ch_size > CFI_SECTION_MAX || elf_compress(scn, 0, 0) < 0)
+            return NULL;
+    }
+    return elf_getdata(scn, NULL);
+}
+
+/* An ELF header, .debug_frame's bytes, the section names, three section
+ * headers: all libdw needs to read the one section. */
+static int debug_frame_image(Elf *elf, const Elf_Data *data, struct debug_frame *d)
+{
+    static const char names[] = "\0.debug_frame\0.shstrtab";
+    size_t names_at = sizeof(Elf64_Ehdr) + data->d_size,
+           shdrs_at = (names_at + sizeof(names) + 7) & ~(size_t)7;
+    Elf64_Shdr *sh;
+    Elf64_Ehdr *eh;
+    GElf_Ehdr orig;
+
+    if (!gelf_getehdr(elf, &orig) || orig.e_ident[EI_CLASS] != ELFCLASS64)
+        return -ENODATA; /* x86-64 only */
+    if (data->d_size > CFI_SECTION_MAX)
+        return -E2BIG;
+    d->image = calloc(1, shdrs_at + 3 * sizeof(*sh));
+    if (!d->image)
+        return -ENOMEM;
+    eh = (Elf64_Ehdr *)d->image;
+    /* the machine chooses libdw's initial register rules */
+    *eh = (Elf64_Ehdr){.e_type = ET_DYN,
+                       .e_machine = orig.e_machine,
+                       .e_version = EV_CURRENT,
+                       .e_shoff = shdrs_at,
+                       .e_ehsize = sizeof(*eh),
+                       .e_shentsize = sizeof(*sh),
+                       .e_shnum = 3,
+                       .e_shstrndx = 2};
+    memcpy(eh->e_ident, orig.e_ident, EI_NIDENT);
+    if (data->d_size)
+        memcpy(d->image + sizeof(*eh), data->d_buf, data->d_size);
+    memcpy(d->image + names_at, names, sizeof(names));
+    sh = (Elf64_Shdr *)(d->image + shdrs_at);
+    sh[1] = (Elf64_Shdr){.sh_name = 1,
+                         .sh_type = SHT_PROGBITS,
+                         .sh_offset = sizeof(*eh),
+                         .sh_size = data->d_size,
+                         .sh_addralign = 1};
+    sh[2] = (Elf64_Shdr){.sh_name = 14,
+                         .sh_type = SHT_STRTAB,
+                         .sh_offset = names_at,
+                         .sh_size = sizeof(names),
+                         .sh_addralign = 1};
+    d->elf = elf_memory(d->image, shdrs_at + 3 * sizeof(*sh));
+    return d->elf ? 0 : -ENOMEM;
+}
+
+/* The CFI of elf's .debug_frame, checked first like .eh_frame's. */
+static int debug_frame_open(Elf *elf, struct debug_frame *d)
+{
+    Elf_Data *data = debug_frame_bytes(elf);
+    int r;
+
+    *d = (struct debug_frame){0};
+    if (!data || !data->d_buf)
+        return -ENODATA;
+    r = debug_frame_image(elf, data, d);
+    if (r >= 0)
+        r = cfi_check_debug_frame(d->elf, &d->starts, &d->n);
+    if (r >= 0 && !(d->dwarf = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL)))
+        r = -ENODATA;
+    if (r >= 0 && !dwarf_getcfi(d->dwarf))
+        r = -ENODATA;
+    if (r < 0)
+        debug_frame_done(d);
+    return r;
+}
+
+/* Where an FDE begins, and whose CFI says it. */
+struct fde_start {
+    uint64_t pc;
+    unsigned source; /* lower first: .eh_frame's, then .debug_frame's */
+};
+
+static int compare_fde_start(const void *a, const void *b)
+{
+    const struct fde_start *x = a, *y = b;
+
+    if (x->pc != y->pc)
+        return x->pc < y->pc ? -1 : 1;
+    return x->source < y->source ? -1 : x->source > y->source;
+}
+
+static bool in_exec_segment(const struct unwind_rows *r, uint64_t pc)
+{
+    for (size_t i = 0; i < r->nsegs; i++)
+        if (pc >= r->segs[i].vaddr && pc - r->segs[i].vaddr < r->segs[i].size)
+            return true;
+    return false;
+}
+
+/* Every source's FDE starts, sorted; those outside the code left out (the
+ * linker leaves .debug_frame's FDEs of discarded functions at 0). */
+static int merge_starts(const struct unwind_rows *r, uint64_t *const starts[], const size_t n[],
+                        size_t nsources, struct fde_start **ret, size_t *nret)
+{
+    struct fde_start *all;
+    size_t total = 0, k = 0;
+
+    for (size_t s = 0; s < nsources; s++)
+        total += n[s];
+    all = calloc(total ? total : 1, sizeof(*all));
+    if (!all)
+        return -ENOMEM;
+    for (size_t s = 0; s < nsources; s++)
+        for (size_t i = 0; i < n[s]; i++)
+            if (in_exec_segment(r, starts[s][i]))
+                all[k++] = (struct fde_start){.pc = starts[s][i], .source = (unsigned)s};
+    qsort(all, k, sizeof(*all), compare_fde_start);
+    *ret = all;
+    *nret = k;
+    return 0;
+}
+
+static int build_rows(Dwarf_CFI *const cfis[], const struct fde_start *starts, size_t n,
+                      struct builder *b)
 {
     static const struct offcpu_unwind_row no_cfi = {.cfa = OFFCPU_CFA_NONE};
-    _cleanup_free_ uint64_t *starts = NULL;
-    struct builder b = {0};
     uint64_t covered = 0;
-    Dwarf_CFI *cfi;
-    size_t n;
+    int r = 0;
+
+    for (size_t i = 0; i < n && r >= 0; i++) {
+        uint64_t end = 0;
+
+        if (starts[i].pc < covered)
+            continue; /* overlapping FDEs: the first says it, .eh_frame's first */
+        /* between FDEs lies code without CFI */
+        if (covered && starts[i].pc > covered)
+            r = push_row(b, covered, &no_cfi);
+        if (r >= 0)
+            r = fde_rows(cfis[starts[i].source], b, starts[i].pc, &end);
+        if (end > covered)
+            covered = end;
+    }
+    if (r >= 0 && covered)
+        r = push_row(b, covered, &no_cfi);
+    return r;
+}
+
+/* .eh_frame's FDE starts and CFI, if elf has a usable one: NULL without. */
+static int eh_frame_open(Elf *elf, uint64_t **starts, size_t *n, Dwarf_CFI **ret)
+{
+    int r = eh_frame_hdr_fde_starts(elf, starts, n);
+
+    *ret = NULL;
+    /* libdw trusts what it evaluates: only what is bounded gets to it */
+    if (r >= 0)
+        r = cfi_check(elf);
+    if (r >= 0 && !(*ret = dwarf_getcfi_elf(elf)))
+        r = -ENODATA;
+    if (r < 0) {
+        free(*starts);
+        *starts = NULL;
+        *n = 0;
+    }
+    return r == -ENODATA ? 0 : r;
+}
+
+int unwind_rows_derive(Elf *elf, Elf *debug, struct unwind_rows *ret)
+{
+    _cleanup_free_ uint64_t *eh_starts = NULL;
+    _cleanup_free_ struct fde_start *starts = NULL;
+    struct debug_frame df = {0};
+    Dwarf_CFI *cfis[2] = {NULL, NULL};
+    struct builder b = {0};
+    size_t n_eh = 0, n = 0;
     int r;
 
     *ret = (struct unwind_rows){0};
     r = exec_segments(elf, ret);
     if (r < 0)
         return r;
-    r = eh_frame_hdr_fde_starts(elf, &starts, &n);
+    r = eh_frame_open(elf, &eh_starts, &n_eh, &cfis[0]);
     if (r < 0)
         return r;
-    /* libdw trusts what it evaluates: only what is bounded gets to it */
-    r = cfi_check(elf);
-    if (r < 0)
-        return r;
-    cfi = dwarf_getcfi_elf(elf);
-    if (!cfi)
-        return -ENODATA;
-    for (size_t i = 0; i < n && r >= 0; i++) {
-        uint64_t end = 0;
-
-        if (starts[i] < covered)
-            continue; /* overlapping FDEs: the first says it */
-        /* between FDEs lies code without CFI */
-        if (covered && starts[i] > covered)
-            r = push_row(&b, covered, &no_cfi);
-        if (r >= 0)
-            r = fde_rows(cfi, &b, starts[i], &end);
-        if (end > covered)
-            covered = end;
-    }
-    if (r >= 0 && covered)
-        r = push_row(&b, covered, &no_cfi);
-    dwarf_cfi_end(cfi);
+    /* what .eh_frame leaves out (all, when a program was built without
+     * unwind tables), the file's .debug_frame may say, or its debug file's;
+     * the same build's, so at the same addresses */
+    r = debug_frame_open(elf, &df);
+    if (r == -ENODATA && debug)
+        r = debug_frame_open(debug, &df);
+    if (r >= 0)
+        cfis[1] = dwarf_getcfi(df.dwarf);
+    if (r >= 0 || r == -ENODATA)
+        r = merge_starts(ret, (uint64_t *const[]){eh_starts, df.starts},
+                         (const size_t[]){n_eh, df.n}, 2, &starts, &n);
+    if (r >= 0)
+        r = build_rows(cfis, starts, n, &b);
+    if (cfis[0])
+        dwarf_cfi_end(cfis[0]);
+    debug_frame_done(&df);
     if (r >= 0 && b.n == 0)
         r = -ENODATA;
     if (r < 0) {
@@ -297,16 +511,46 @@ int unwind_rows_derive(Elf *elf, struct unwind_rows *ret)
     return 0;
 }
 
-int unwind_rows_derive_fd(int fd, struct unwind_rows *ret)
+/* The debug file of elf, checked to be its own, if it is needed: only
+ * when elf has no .debug_frame (a debug file's copy of .eh_frame is
+ * empty). */
+static Elf *debug_file_of(Elf *elf, pid_t pid, const char *path, int *fd)
 {
-    Elf *elf;
+    struct elf_debug_ref ref;
+    Elf *debug;
+
+    *fd = -EBADF;
+    if (!path || find_section(elf, ".debug_frame") || elf_debug_ref_read(elf, &ref) < 0)
+        return NULL;
+    *fd = debug_file_open(pid, path, &ref);
+    if (*fd < 0)
+        return NULL;
+    /* ELF_C_READ: a debug file truncated while read fails a read instead of
+     * faulting on a mapping */
+    debug = elf_begin(*fd, ELF_C_READ, NULL);
+    if (debug && elf_debug_ref_check(&ref, debug, *fd) == 0)
+        return debug;
+    elf_end(debug);
+    return NULL;
+}
+
+int unwind_rows_derive_fd(int fd, pid_t pid, const char *path, struct unwind_rows *ret)
+{
+    _cleanup_close_ int debug_fd = -EBADF;
+    Elf *elf, *debug = NULL;
     int r;
 
     elf_version(EV_CURRENT);
     elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
     if (!elf)
         return -ENOEXEC;
-    r = elf_kind(elf) == ELF_K_ELF ? unwind_rows_derive(elf, ret) : -ENOEXEC;
+    if (elf_kind(elf) == ELF_K_ELF) {
+        debug = debug_file_of(elf, pid, path, &debug_fd);
+        r = unwind_rows_derive(elf, debug, ret);
+    } else {
+        r = -ENOEXEC;
+    }
+    elf_end(debug);
     elf_end(elf);
     return r;
 }

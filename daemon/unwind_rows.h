@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Unwind rows: an ELF file's call frame information (.eh_frame), as the BPF
+ * Unwind rows: an ELF file's call frame information (.eh_frame, else
+ * .debug_frame, its own or its separate debug file's), as the BPF
  * walk reads it. Each row says, from its first address up to the next row's,
  * where the caller's frame is (the CFA: rsp + N, rbp + N, a PLT entry, or a
  * thread's entry where the walk ends) and where rbp was saved. libdw
@@ -15,6 +16,7 @@
 #include <linux/types.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "offcpu.h"
 
@@ -36,13 +38,16 @@ struct unwind_rows {
     size_t nsegs;
 };
 
-/* The rows of the ELF file elf, merged where neighbours say the same.
+/* The rows of the ELF file elf, merged where neighbours say the same: from
+ * its .eh_frame, and where that has no FDE from its .debug_frame, or (if it
+ * has none) from that of debug, its separate debug file (NULL: none).
  * Returns 0, -ENODATA for a file without usable CFI, -E2BIG past
  * UNWIND_ROWS_PER_FILE_MAX or addresses beyond 4 GiB, -ENOMEM. */
-int unwind_rows_derive(Elf *elf, struct unwind_rows *ret);
+int unwind_rows_derive(Elf *elf, Elf *debug, struct unwind_rows *ret);
 
-/* The same, of the ELF file open on fd. */
-int unwind_rows_derive_fd(int fd, struct unwind_rows *ret);
+/* The same, of the ELF file open on fd; its debug file is looked for as
+ * process pid sees path, the file's name (NULL: not looked for). */
+int unwind_rows_derive_fd(int fd, pid_t pid, const char *path, struct unwind_rows *ret);
 
 /* The ELF address of file offset offset in an executable segment of r, or
  * -ENOENT. */

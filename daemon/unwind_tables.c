@@ -122,8 +122,10 @@ static void publish_file(struct unwind_tables *t, const struct table_file *f)
     bpf_map_update_elem(t->files_fd, &f->kernel_key, &v, BPF_ANY);
 }
 
-/* Read the rows of the file open on fd into the array, if there is room. */
-static void load_rows(struct unwind_tables *t, int fd, struct table_file *f)
+/* Read the rows of the file open on fd (path, as pid sees it, to find its
+ * debug file) into the array, if there is room. */
+static void load_rows(struct unwind_tables *t, int fd, pid_t pid, const char *path,
+                      struct table_file *f)
 {
     int64_t started = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     struct unwind_rows rows;
@@ -131,7 +133,7 @@ static void load_rows(struct unwind_tables *t, int fd, struct table_file *f)
 
     f->first = -1;
     t->stats.files_read++;
-    if (unwind_rows_derive_fd(fd, &rows) < 0) {
+    if (unwind_rows_derive_fd(fd, pid, path, &rows) < 0) {
         t->stats.files_without_cfi++;
         t->stats.build_ns += (uint64_t)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - started);
         return;
@@ -180,7 +182,7 @@ static struct table_file *file_of(struct unwind_tables *t, pid_t pid, const stru
     f->key = key;
     f->kernel_key = (struct offcpu_unwind_file_key){
         .dev = (uint64_t)major(st.st_dev) << 20 | minor(st.st_dev), .ino = st.st_ino};
-    load_rows(t, fd, f);
+    load_rows(t, fd, pid, m->path, f);
     memmove(&t->files[i + 1], &t->files[i], (t->nfiles - i) * sizeof(*t->files));
     t->files[i] = f;
     t->nfiles++;

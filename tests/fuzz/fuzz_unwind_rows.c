@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(copy, data, size);
     elf = elf_memory(copy, size);
-    if (elf && unwind_rows_derive(elf, &rows) == 0) {
+    if (elf && unwind_rows_derive(elf, NULL, &rows) == 0) {
         for (size_t i = 1; i < rows.n; i++)
             if (rows.rows[i].pc <= rows.rows[i - 1].pc)
                 abort();

@@ -289,3 +289,30 @@ def test_process_running_before_the_daemon(start_daemon, tmp_path):
     assert proc.wait(timeout=60) == 0
     share, stacks = entry_share(d, proc.pid)
     assert share >= DWARF_SHARE_MIN, f"{share:.3f} reach an entry\n{why(d, stacks)}"
+
+
+DEBUG_FRAME_CALLERS = ["main", "debug_frame_outer", "debug_frame_middle",
+                       "debug_frame_sleeps_20x10ms"]
+
+
+@pytest.mark.parametrize("program", ["debug_frame_only", "debug_frame_split"])
+def test_program_with_debug_frame_only(daemons, program):
+    """A program built without unwind tables and without frame pointers: its own code's
+    only call frame information is .debug_frame, in the file (debug_frame_only) or in a
+    compressed separate debug file found by its .gnu_debuglink (debug_frame_split). Its
+    sleeps reach the entry through main and the three functions below it; a
+    frame-pointer walk loses them."""
+    dwarf, fp = daemons
+    pid = run([str(BUILT_WORKLOADS / program)])
+    for daemon, whole in ((dwarf, True), (fp, False)):
+        _, stacks = entry_share(daemon, pid)
+        sleeps = [s for s in stacks if s["user"][-1:] == ["clock_nanosleep"]]
+        total = sum(s["total_ns"] for s in sleeps)
+
+        def named(user):
+            at = [user.index(f) if f in user else -1 for f in DEBUG_FRAME_CALLERS]
+            return -1 not in at and at == sorted(at) and at[-1] - at[0] == len(at) - 1
+
+        rooted = sum(s["total_ns"] for s in sleeps if reaches_entry(s["user"]) and named(s["user"]))
+        assert total and (rooted >= DWARF_SHARE_MIN * total if whole
+                          else rooted <= FRAME_POINTER_SHARE_MAX * total), why(daemon, sleeps)

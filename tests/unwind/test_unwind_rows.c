@@ -152,7 +152,7 @@ static void check_file(const char *path)
     long compared;
     int r;
 
-    r = fd < 0 ? -errno : unwind_rows_derive_fd(fd, &rows);
+    r = fd < 0 ? -errno : unwind_rows_derive_fd(fd, 0, NULL, &rows);
     CHECK(r == 0, "%s: rows derived (%s)", path, r < 0 ? strerror(-r) : "ok");
     if (r < 0)
         return;
@@ -174,7 +174,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         check_file(argv[i]);
     /* not ELF: a clear error, never rows */
-    r = unwind_rows_derive_fd(fd, &rows);
+    r = unwind_rows_derive_fd(fd, 0, NULL, &rows);
     CHECK(r == -ENOEXEC, "not ELF: %s", strerror(-r));
     return CHECK_EXIT();
 }
