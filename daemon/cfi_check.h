@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * A check of a file's .eh_frame (or .debug_frame) before libdw evaluates it: a file any process
- * maps reaches the daemon, and libdw trusts what it reads. A register number
+ * A check of a file's .eh_frame (or .debug_frame) before libdw evaluates
+ * it: a file any process maps reaches the daemon, and libdw trusts what it
+ * reads. A register number
  * in the millions makes it allocate (and clear) gigabytes; an FDE of
  * thousands of instructions, evaluated again for each of its rows, costs
  * their square. This decodes the instructions only to bound both, never to

@@ -3,9 +3,10 @@
  * Drives bytes as an ELF file through the unwind rows' reading of it: the
  * program headers, .eh_frame_hdr's table, .debug_frame (compressed or not)
  * where .eh_frame has no FDE, and libdw's evaluation of the CFI their FDEs
- * point at. (A separate debug file's .debug_frame is read by the same code.) A file mapped by any process on the host reaches this
- * code, as root: whatever it holds, the answer is rows or an error, and the
- * rows are sorted, none covering another.
+ * point at (a separate debug file's .debug_frame is read by the same code).
+ * A file mapped by any process on the host reaches this code, as root:
+ * whatever it holds, the answer is rows or an error, and the rows are
+ * sorted, none covering another.
  */
 #include <gelf.h>
 #include <stdint.h>
