@@ -155,8 +155,8 @@ static int scan(const uint8_t *p, const uint8_t *end, size_t ptr_size, uint64_t 
 }
 
 /* The CIE's FDE pointer size: in .eh_frame from its augmentation ("zR",
- * "zPLR", ...); in .debug_frame an address, addr_size bytes, which a
- * version 4 CIE states again (libdw reads it as the ELF class says). */
+ * "zPLR", ...); in .debug_frame an address, addr_size bytes (libdw refuses
+ * a version 4 CIE that says otherwise). */
 static int cie_info_of(const Dwarf_CIE *cie, Dwarf_Off offset, size_t addr_size,
                        struct cie_info *ret)
 {
@@ -165,14 +165,6 @@ static int cie_info_of(const Dwarf_CIE *cie, Dwarf_Off offset, size_t addr_size,
     const char *a = cie->augmentation;
 
     *ret = (struct cie_info){.offset = offset, .ptr_size = addr_size, .has_z = a[0] == 'z'};
-    /* the version byte precedes the augmentation string; a version 4 CIE
-     * follows it with the address and segment selector sizes */
-    if ((uint8_t)a[-1] >= 4) {
-        const uint8_t *sizes = (const uint8_t *)a + strlen(a) + 1;
-
-        if (sizes[0] != addr_size || sizes[1] != 0)
-            return -EBADMSG;
-    }
     for (a += ret->has_z; *a && !r.bad; a++) {
         uint8_t enc;
 

@@ -490,9 +490,13 @@ int unwind_rows_derive(Elf *elf, Elf *debug, struct unwind_rows *ret)
     r = debug_frame_open(elf, &df);
     if (r == -ENODATA && debug)
         r = debug_frame_open(debug, &df);
+    /* one that cannot be read takes nothing from .eh_frame's rows; without
+     * those, its error is the file's */
     if (r >= 0)
         cfis[1] = dwarf_getcfi(df.dwarf);
-    if (r >= 0 || r == -ENODATA)
+    else if (n_eh || r == -ENODATA)
+        r = 0;
+    if (r >= 0)
         r = merge_starts(ret, (uint64_t *const[]){eh_starts, df.starts},
                          (const size_t[]){n_eh, df.n}, 2, &starts, &n);
     if (r >= 0)
