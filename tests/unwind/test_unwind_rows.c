@@ -3,8 +3,10 @@
  * Unwind rows against binutils: every row `readelf --debug-dump=frames-interp`
  * prints for a file (where the CFA is, where rbp and the return address were
  * saved) must be what the row covering that address says. Run over the
- * symbolizer's fixture programs (gcc and lld, PIE and not, C++) and Debian's
- * own libc and python3, as installed.
+ * symbolizer's fixture programs (gcc and lld, PIE and not, C++), Debian's
+ * own libc and python3, as installed, and a program whose own code's only
+ * CFI is .debug_frame. With --same-rows A B: B, A stripped with its
+ * .debug_frame in a separate debug file, has A's very rows.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "macro.h"
@@ -165,6 +168,29 @@ static void check_file(const char *path)
     unwind_rows_done(&rows);
 }
 
+/* The rows of path, its debug file looked for as this process sees it. */
+static int rows_of(const char *path, struct unwind_rows *ret)
+{
+    _cleanup_free_ char *abs = realpath(path, NULL);
+    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0 || !abs)
+        return -errno;
+    return unwind_rows_derive_fd(fd, getpid(), abs, ret);
+}
+
+static void check_same_rows(const char *a, const char *b)
+{
+    struct unwind_rows ra = {0}, rb = {0};
+    int r = rows_of(a, &ra), s = rows_of(b, &rb);
+
+    CHECK(r == 0 && s == 0, "rows of %s (%s) and %s (%s)", a, strerror(-r), b, strerror(-s));
+    CHECK(ra.n > 0 && ra.n == rb.n && memcmp(ra.rows, rb.rows, ra.n * sizeof(*ra.rows)) == 0,
+          "%s: the same %zu rows as %s's %zu", b, rb.n, a, ra.n);
+    unwind_rows_done(&ra);
+    unwind_rows_done(&rb);
+}
+
 int main(int argc, char **argv)
 {
     _cleanup_close_ int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
@@ -172,7 +198,12 @@ int main(int argc, char **argv)
     int r;
 
     for (int i = 1; i < argc; i++)
-        check_file(argv[i]);
+        if (strcmp(argv[i], "--same-rows") == 0 && i + 2 < argc) {
+            check_same_rows(argv[i + 1], argv[i + 2]);
+            i += 2;
+        } else {
+            check_file(argv[i]);
+        }
     /* not ELF: a clear error, never rows */
     r = unwind_rows_derive_fd(fd, 0, NULL, &rows);
     CHECK(r == -ENOEXEC, "not ELF: %s", strerror(-r));
