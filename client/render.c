@@ -273,6 +273,7 @@ int render_status(FILE *f, const json_t *st)
         {"unwind_table_reads", "unwind table reads", K_PLAIN},
         {"unwind_tables_cut", "unwind tables cut", K_PLAIN},
         {"unwind_files_read", "unwind files read", K_PLAIN},
+        {"unwind_files_debug_frame", "from .debug_frame", K_PLAIN},
         {"unwind_build_ns", "unwind rows built in", K_NS},
     };
     const json_t *collector = json_object_get(st, "collector");

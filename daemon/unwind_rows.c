@@ -423,8 +423,10 @@ static int merge_starts(const struct unwind_rows *r, uint64_t *const starts[], c
     return 0;
 }
 
+/* The rows of FDEs starting at starts, each from its source's CFI; whether
+ * some came from a source other than the first into *later. */
 static int build_rows(Dwarf_CFI *const cfis[], const struct fde_start *starts, size_t n,
-                      struct builder *b)
+                      struct builder *b, bool *later)
 {
     static const struct offcpu_unwind_row no_cfi = {.cfa = OFFCPU_CFA_NONE};
     uint64_t covered = 0;
@@ -432,14 +434,17 @@ static int build_rows(Dwarf_CFI *const cfis[], const struct fde_start *starts, s
 
     for (size_t i = 0; i < n && r >= 0; i++) {
         uint64_t end = 0;
+        size_t before;
 
         if (starts[i].pc < covered)
             continue; /* overlapping FDEs: the first says it, .eh_frame's first */
         /* between FDEs lies code without CFI */
         if (covered && starts[i].pc > covered)
             r = push_row(b, covered, &no_cfi);
+        before = b->n;
         if (r >= 0)
             r = fde_rows(cfis[starts[i].source], b, starts[i].pc, &end);
+        *later |= starts[i].source > 0 && b->n > before;
         if (end > covered)
             covered = end;
     }
@@ -500,7 +505,7 @@ int unwind_rows_derive(Elf *elf, Elf *debug, struct unwind_rows *ret)
         r = merge_starts(ret, (uint64_t *const[]){eh_starts, df.starts},
                          (const size_t[]){n_eh, df.n}, 2, &starts, &n);
     if (r >= 0)
-        r = build_rows(cfis, starts, n, &b);
+        r = build_rows(cfis, starts, n, &b, &ret->debug_frame);
     if (cfis[0])
         dwarf_cfi_end(cfis[0]);
     debug_frame_done(&df);

@@ -14,6 +14,7 @@
 
 #include <gelf.h>
 #include <linux/types.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -36,6 +37,7 @@ struct unwind_rows {
     size_t n;
     struct unwind_segment segs[UNWIND_SEGMENTS_MAX];
     size_t nsegs;
+    bool debug_frame; /* some rows say what .debug_frame does */
 };
 
 /* The rows of the ELF file elf, merged where neighbours say the same: from

@@ -142,6 +142,7 @@ static void load_rows(struct unwind_tables *t, int fd, pid_t pid, const char *pa
     if (first < 0) {
         t->stats.files_over_budget++;
     } else {
+        t->stats.files_debug_frame += rows.debug_frame;
         memcpy(&t->rows[first], rows.rows, rows.n * sizeof(*rows.rows));
         f->first = first;
         f->count = (uint32_t)rows.n;

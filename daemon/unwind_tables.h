@@ -33,6 +33,7 @@ struct unwind_tables_stats {
     uint64_t table_reads;       /* tables read (announcements, start) */
     uint64_t tables_cut;        /* tables with more mappings than a table holds */
     uint64_t files_read;        /* files whose rows were derived since start */
+    uint64_t files_debug_frame; /* among them, with rows from .debug_frame */
     uint64_t build_ns;          /* CPU time deriving and loading them (thread clock) */
 };
 

@@ -10,6 +10,7 @@ measure fails without the unwinder. Every program is a new process, and the copi
 binaries are files no daemon has seen before: both are first runs. The programs run in
 a cgroup of their own, the only one the daemons trace: other work on the machine
 cannot fill the daemons' maps."""
+import json
 import os
 import shutil
 import subprocess
@@ -301,8 +302,14 @@ def test_program_with_debug_frame_only(daemons, program):
     only call frame information is .debug_frame, in the file (debug_frame_only) or in a
     compressed separate debug file found by its .gnu_debuglink (debug_frame_split). Its
     sleeps reach the entry through main and the three functions below it; a
-    frame-pointer walk loses them."""
+    frame-pointer walk loses them. The daemon counts the file as one with rows from
+    .debug_frame."""
     dwarf, fp = daemons
+
+    def from_debug_frame():
+        return json.loads(dwarf.ctl("--json", "status").stdout)["unwind_files_debug_frame"]
+
+    before = from_debug_frame()
     pid = run([str(BUILT_WORKLOADS / program)])
     for daemon, whole in ((dwarf, True), (fp, False)):
         _, stacks = entry_share(daemon, pid)
@@ -316,3 +323,4 @@ def test_program_with_debug_frame_only(daemons, program):
         rooted = sum(s["total_ns"] for s in sleeps if reaches_entry(s["user"]) and named(s["user"]))
         assert total and (rooted >= DWARF_SHARE_MIN * total if whole
                           else rooted <= FRAME_POINTER_SHARE_MAX * total), why(daemon, sleeps)
+    assert from_debug_frame() == before + 1
