@@ -247,6 +247,11 @@ enum offcpu_stat {
     OFFCPU_STAT_WAKE_MAP_FULL,   /* ...that found no room in the generation's waker map */
     OFFCPU_STAT_WAKE_LOST_NS,    /* ...and the blocked time they had */
     OFFCPU_STAT_WAKE_NO_CONTEXT, /* ...whose context (task, interrupt) could not be told */
+    OFFCPU_STAT_WAKER_WALKS,          /* wakeups whose waker's stacks were walked */
+    OFFCPU_STAT_WAKER_CACHE_HITS,     /* ...reused: a task waking from a place it woke from before */
+    OFFCPU_STAT_WAKER_CACHE_CHECKS,   /* hits walked anyway, to check the cache */
+    OFFCPU_STAT_WAKER_CACHE_MISMATCH, /* ...where the walk found other stacks */
+    OFFCPU_STAT_WAKE_CONTEXT_DISAGREE, /* walks whose frames told another context than the stack */
     OFFCPU_STAT__MAX,
 };
 
