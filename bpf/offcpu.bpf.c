@@ -86,12 +86,12 @@ struct place {
 };
 
 struct task_rec {
-    __u64 ts;         /* switch-out time; 0 when no switch-out is pending */
-    __u64 since;      /* switch-out time, which charge_blocked leaves alone */
-    __u64 woken;      /* runnable since (wakeup or preemption); 0: still blocked */
-    __u64 start_time; /* identifies the task when records are keyed by tid */
-    __u32 announced;  /* the daemon was told about this thread */
-    __u32 uncached;   /* a check found other stacks at a known place: always walk */
+    __u64 ts;             /* switch-out time; 0 when no switch-out is pending */
+    __u64 since;          /* switch-out time, which charge_blocked leaves alone */
+    __u64 woken;          /* runnable since (wakeup or preemption); 0: still blocked */
+    __u64 start_time;     /* identifies the task when records are keyed by tid */
+    __u32 announced;      /* the daemon was told about this thread */
+    __u32 uncached;       /* a check found other stacks at a known place: always walk */
     __u32 waker_uncached; /* the same, of the place it wakes tasks from */
     __u32 pad;
     struct rec_ident id;
@@ -418,8 +418,8 @@ static __always_inline void switch_out(void *ctx, struct task_rec *rec, const st
     rec->id.cgroup_id = so->cgroup_id;
     rec->id.uid = so->uid;
     __builtin_memcpy(rec->id.comm, so->comm, sizeof(rec->id.comm));
-    rec->id.place = stacks_at(ctx, rec->places, PLACES, rec->id.place ^ 1, &rec->uncached, so,
-                              false, &walked);
+    rec->id.place =
+        stacks_at(ctx, rec->places, PLACES, rec->id.place ^ 1, &rec->uncached, so, false, &walked);
     /* A short-lived process may be gone before the next drain: have its
      * mappings read now. Not at a preemption: it may still be in ld.so. */
     if (!rec->announced && !so->kthread && so->state != OFFCPU_STATE_RUNNABLE) {
@@ -634,8 +634,7 @@ static __always_inline void charge(const struct rec_ident *id, const struct plac
     key.uid = id->uid;
     key.exec_id = id->exec_id;
     __builtin_memcpy(key.comm, id->comm, sizeof(key.comm));
-    store_place(stk, p, stored_gen, slot, id->cgroup_id, flips, &key.user_stack,
-                &key.kernel_stack);
+    store_place(stk, p, stored_gen, slot, id->cgroup_id, flips, &key.user_stack, &key.kernel_stack);
 
     val = bpf_map_lookup_elem(agg, &key);
     if (!val)

@@ -41,10 +41,10 @@ struct {
 /*
  * Where interrupt code lies, from /proc/kallsyms, set by the daemon before
  * load (0: unknown, every waker is named as the task it runs on, counted).
- * Where a waker's kernel stack is walked (an interrupt's, a kernel
- * thread's, a task's missing its cache), the frame nearest its leaf that
- * enters an interrupt or a softirq names its context and cuts the frames of
- * the task it interrupted.
+ * An interrupt's kernel stack is walked: the frame nearest its leaf that
+ * enters an interrupt or a softirq names its kind and cuts the frames of the
+ * task it interrupted; where the preempt count is unknown, it tells the
+ * context too.
  */
 const volatile __u64 irq_entry_start = 0, irq_entry_end = 0; /* .irqentry.text: asm_sysvec_* */
 const volatile __u64 nmi_entry_start = 0, nmi_entry_end = 0; /* asm_exc_nmi */
@@ -156,8 +156,8 @@ static __always_inline __u32 waker_stacks(void *ctx, struct task_struct *cur, co
     __u32 context = waker_context(cur), zero = 0, none = 0, kind;
     bool kthread = !!(cur->flags & PF_KTHREAD), walked;
     /* an interrupt has no user stack of its own; unknown, the frames tell */
-    struct switch_out so = {.kthread = kthread || (context != OFFCPU_WAKER_TASK &&
-                                                   context != OFFCPU_WAKER_UNKNOWN)};
+    struct switch_out so = {
+        .kthread = kthread || (context != OFFCPU_WAKER_TASK && context != OFFCPU_WAKER_UNKNOWN)};
     struct task_rec *wrec = NULL;
     struct offcpu_stack *ks;
     struct place *wp;
@@ -178,22 +178,23 @@ static __always_inline __u32 waker_stacks(void *ctx, struct task_struct *cur, co
         so.exec_id = (__u32)cur->self_exec_id;
     }
     stacks_at(ctx, wp, 1, 0, wrec ? &wrec->waker_uncached : &none, &so, true, &walked);
-    if (!walked)
+    /* the preempt count is the truth where known: a task's page fault is
+     * its own context, though asm_exc_page_fault lies in .irqentry.text */
+    if (!walked || context == OFFCPU_WAKER_TASK)
         return OFFCPU_WAKER_TASK;
     ks = (struct offcpu_stack *)&wp->kstack;
     kind = ks->nr ? waker_kind(ks) : OFFCPU_WAKER_UNKNOWN;
-    if (kind == OFFCPU_WAKER_TASK || kind == OFFCPU_WAKER_UNKNOWN) {
-        if (context == OFFCPU_WAKER_TASK || context == OFFCPU_WAKER_UNKNOWN)
+    if (context == OFFCPU_WAKER_UNKNOWN) {
+        if (kind == OFFCPU_WAKER_TASK || kind == OFFCPU_WAKER_UNKNOWN)
             return kind; /* a task's stacks, as walked */
+    } else if (kind == OFFCPU_WAKER_TASK || kind == OFFCPU_WAKER_UNKNOWN) {
         /* no entry frame found: an interrupt all the same, never the task's */
         if (kind == OFFCPU_WAKER_TASK)
             stat_add(OFFCPU_STAT_WAKE_CONTEXT_DISAGREE, 1);
         kind = context;
-    } else if (kind != context && context != OFFCPU_WAKER_UNKNOWN) {
-        /* the frames name it, as where the context is not known; an
-         * interrupt is not a task place to reuse */
+    } else if (kind != context) {
+        /* the frames name it, as where the context is not known */
         stat_add(OFFCPU_STAT_WAKE_CONTEXT_DISAGREE, 1);
-        wp->fp.valid = 0;
     }
     /* an interrupt's stack, cut at its entry by waker_kind, and no user stack */
     wp->kernel_hash = ks->nr ? stack_hash(ks, OFFCPU_KERNEL_DEPTH) : OFFCPU_STACK_MISSED;
@@ -290,8 +291,8 @@ static __always_inline int on_waking(void *ctx, struct task_struct *p, const boo
         interrupt_name(k->comm, k->kind);
         k->kthread = 1;
     }
-    store_place(stk, wp, &wp->stored_gen, SCRATCH_WAKER, k->woken.cgroup_id, flips,
-                &k->user_stack, &k->kernel_stack);
+    store_place(stk, wp, &wp->stored_gen, SCRATCH_WAKER, k->woken.cgroup_id, flips, &k->user_stack,
+                &k->kernel_stack);
     add_wake(k, map, now > since ? now - since : 0);
     return 0;
 }

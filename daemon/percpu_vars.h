@@ -15,7 +15,6 @@ struct btf;
 
 /* &to - &from on any one CPU, both per-CPU variables of btf (vmlinux).
  * Returns 0, or a negative errno (-ENOENT: no such section or variable). */
-int percpu_var_distance(const struct btf *btf, const char *from, const char *to,
-                        int64_t *ret);
+int percpu_var_distance(const struct btf *btf, const char *from, const char *to, int64_t *ret);
 
 #endif
