@@ -38,15 +38,18 @@ def test_pipe_reader_woken_by_feeder(run):
     assert by_feeder, rows
     for s in by_feeder:
         assert s["waker_kind"] == "task" and s["waker_comm"] == "sleep_and_pipe", s
-        # the waker's kernel stack ends where it woke the reader
+        # the waker's kernel stack ends where it woke the reader: a write, or the
+        # close at the end when the reader blocked again before it (a race)
         assert s["waker_kernel"][-1] == "try_to_wake_up", s
-        assert any("pipe_write" in f for f in s["waker_kernel"]), s
-    wakes = sum(s["count"] for s in by_feeder)
-    assert 28 <= wakes <= 30, by_feeder
+        assert any(f in ("pipe_write", "anon_pipe_write", "pipe_release")
+                   for f in s["waker_kernel"]), s
+    by_write = [s for s in by_feeder if "pipe_release" not in s["waker_kernel"]]
+    wakes = sum(s["count"] for s in by_write)
+    assert 28 <= wakes <= 30 and len(by_feeder) - len(by_write) <= 1, by_feeder
     # blocked until woken: its off-CPU time but the run-queue wait after each wakeup
     blocked = sum(s["total_ns"] for s in rows)
     assert within(blocked, truth["pipe_offcpu_ns"], 0.03), (rows, truth)
-    assert within(sum(s["total_ns"] for s in by_feeder) / wakes, 20_000_000, 0.10), by_feeder
+    assert within(sum(s["total_ns"] for s in by_write) / wakes, 20_000_000, 0.10), by_write
 
 
 def test_timer_sleep_woken_by_interrupt(run):
