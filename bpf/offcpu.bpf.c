@@ -86,14 +86,17 @@ struct place {
 };
 
 struct task_rec {
-    __u64 ts;         /* switch-out time; 0 when no switch-out is pending */
-    __u64 since;      /* switch-out time, which charge_blocked leaves alone */
-    __u64 woken;      /* runnable since (wakeup or preemption); 0: still blocked */
-    __u64 start_time; /* identifies the task when records are keyed by tid */
-    __u32 announced;  /* the daemon was told about this thread */
-    __u32 uncached;   /* a check found other stacks at a known place: always walk */
+    __u64 ts;             /* switch-out time; 0 when no switch-out is pending */
+    __u64 since;          /* switch-out time, which charge_blocked leaves alone */
+    __u64 woken;          /* runnable since (wakeup or preemption); 0: still blocked */
+    __u64 start_time;     /* identifies the task when records are keyed by tid */
+    __u32 announced;      /* the daemon was told about this thread */
+    __u32 uncached;       /* a check found other stacks at a known place: always walk */
+    __u32 waker_uncached; /* the same, of the place it wakes tasks from */
+    __u32 pad;
     struct rec_ident id;
     struct place places[PLACES];
+    struct place waker; /* where it last woke a task from (wakers.bpf.h) */
 };
 
 struct {
@@ -155,13 +158,13 @@ struct {
  * is stored. Slot 0 is sched_switch's, slot 1 the iterator's: sched_switch
  * runs with interrupts off, but the iterator can be preempted mid-use.
  */
-enum { SCRATCH_SWITCH, SCRATCH_ITER, SCRATCH_WAKE, SCRATCH_WAKER_USER, SCRATCH_WAKER_KERNEL };
+enum { SCRATCH_SWITCH, SCRATCH_ITER, SCRATCH_WAKE, SCRATCH_WAKER };
 
-/* Slots 2 to 4 are sched_waking's (wakers.bpf.h), which runs with interrupts
+/* Slots 2 and 3 are sched_waking's (wakers.bpf.h), which runs with interrupts
  * off too, but may interrupt the iterator. */
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-    __uint(max_entries, 5);
+    __uint(max_entries, 4);
     __type(key, __u32);
     __type(value, struct offcpu_stack);
 } scratch SEC(".maps");
@@ -313,7 +316,8 @@ static __always_inline __u64 take_user_stack(void *ctx, struct offcpu_stack *s,
  * into this program, so two call sites would make two stacks of one place.
  * Returns false when the stacks are not to be reused (see take_user_stack).
  */
-static __always_inline bool walk_stacks(void *ctx, struct place *p, const struct switch_out *so)
+static __always_inline bool walk_stacks(void *ctx, struct place *p, const struct switch_out *so,
+                                        const bool waker)
 {
     struct offcpu_stack *k = (struct offcpu_stack *)&p->kstack;
     bool final = true;
@@ -327,37 +331,44 @@ static __always_inline bool walk_stacks(void *ctx, struct place *p, const struct
         p->user_hash = take_user_stack(ctx, &p->ustack, so, &final);
     }
     p->stored_gen = 0;
-    stat_add(OFFCPU_STAT_WALKS, 1);
+    stat_add(waker ? OFFCPU_STAT_WAKER_WALKS : OFFCPU_STAT_WALKS, 1);
     return final;
 }
 
-/* The place this block happened at: a known one, or the least recently
- * used, overwritten by a walk. Returns the place's index. */
-static __always_inline __u32 stacks_at_switch_out(void *ctx, struct task_rec *rec,
-                                                  const struct switch_out *so)
+/*
+ * The place this block (or, waker, this wakeup) happened at: one of the n
+ * known places (n a power of two), or the least recently used one, lru,
+ * overwritten by a walk. Returns the place's index; *walked tells whether
+ * its stacks are new. *uncached: a check found other stacks at a known place.
+ */
+static __always_inline __u32 stacks_at(void *ctx, struct place *places, const __u32 n, __u32 lru,
+                                       __u32 *uncached, const struct switch_out *so,
+                                       const bool waker, bool *walked)
 {
-    __u32 i = rec->id.place ^ 1; /* the least recently used */
+    __u32 i = lru;
     __u64 user, kernel;
     bool hit = false, final;
     struct place *p;
 
-    if (so->cacheable && !rec->uncached) {
-        if (fingerprint_equal(&so->fp, &rec->places[0].fp)) {
-            i = 0;
-            hit = true;
-        } else if (fingerprint_equal(&so->fp, &rec->places[1].fp)) {
-            i = 1;
-            hit = true;
+    *walked = false;
+    if (so->cacheable && !*uncached) {
+        for (__u32 j = 0; j < n; j++) {
+            if (fingerprint_equal(&so->fp, &places[j].fp)) {
+                i = j;
+                hit = true;
+                break;
+            }
         }
     }
-    p = &rec->places[i & 1];
-    if (hit && !cache_check_hit())
+    p = &places[i & (n - 1)];
+    if (hit && !cache_check_hit(waker))
         return i;
     user = p->user_hash;
     kernel = p->kernel_hash;
-    final = walk_stacks(ctx, p, so);
-    if (hit && cache_mismatch(final, user, kernel, p->user_hash, p->kernel_hash))
-        rec->uncached = 1;
+    final = walk_stacks(ctx, p, so, waker);
+    *walked = true;
+    if (hit && cache_mismatch(final, user, kernel, p->user_hash, p->kernel_hash, waker))
+        *uncached = 1;
     p->fp = so->fp;
     p->fp.valid = so->cacheable && final;
     return i;
@@ -389,6 +400,7 @@ static __always_inline void switch_out(void *ctx, struct task_rec *rec, const st
     /* off-CPU from here: a deep stack takes a while to walk, and that while
      * is the task's blocked time too */
     __u64 now = bpf_ktime_get_ns();
+    bool walked;
 
     /* a tid-keyed record may have belonged to an earlier task with this tid */
     if (rec->start_time != so->start_time) {
@@ -397,6 +409,8 @@ static __always_inline void switch_out(void *ctx, struct task_rec *rec, const st
         rec->uncached = 0;
         rec->places[0].fp.valid = 0;
         rec->places[1].fp.valid = 0;
+        rec->waker_uncached = 0;
+        rec->waker.fp.valid = 0;
     }
     rec->id.state = so->state;
     rec->id.kthread = so->kthread;
@@ -404,7 +418,8 @@ static __always_inline void switch_out(void *ctx, struct task_rec *rec, const st
     rec->id.cgroup_id = so->cgroup_id;
     rec->id.uid = so->uid;
     __builtin_memcpy(rec->id.comm, so->comm, sizeof(rec->id.comm));
-    rec->id.place = stacks_at_switch_out(ctx, rec, so);
+    rec->id.place =
+        stacks_at(ctx, rec->places, PLACES, rec->id.place ^ 1, &rec->uncached, so, false, &walked);
     /* A short-lived process may be gone before the next drain: have its
      * mappings read now. Not at a preemption: it may still be in ld.so. */
     if (!rec->announced && !so->kthread && so->state != OFFCPU_STATE_RUNNABLE) {
@@ -508,6 +523,25 @@ static __always_inline __u64 store_kernel_stack(void *map, __u64 hash, const str
     return store_stack(map, hash, s, cgroup_id, flips);
 }
 
+/* A place's stacks into this generation's map, once per generation where
+ * the place's own stored_gen is given (NULL for a copy): sets the hashes to
+ * charge. Stacks already stored take no cgroup's room, so skipping them is
+ * the same as storing them again. */
+static __always_inline void store_place(void *map, const struct place *p, __u32 *stored_gen,
+                                        __u32 slot, __u64 cgroup_id, __u32 flips, __u64 *user,
+                                        __u64 *kernel)
+{
+    if (stored_gen && *stored_gen == flips + 1) {
+        *kernel = p->kernel_hash;
+        *user = p->user_hash;
+        return;
+    }
+    *kernel = store_kernel_stack(map, p->kernel_hash, &p->kstack, slot, cgroup_id, flips);
+    *user = store_stack(map, p->user_hash, &p->ustack, cgroup_id, flips);
+    if (stored_gen && *kernel == p->kernel_hash && *user == p->user_hash)
+        *stored_gen = flips + 1;
+}
+
 /* A new aggregate entry for key; past the cgroup's share, the thread's one
  * entry for its stacks over budget (created regardless: bounded by threads). */
 static __always_inline struct offcpu_value *new_entry(void *agg, struct offcpu_key *key,
@@ -600,16 +634,7 @@ static __always_inline void charge(const struct rec_ident *id, const struct plac
     key.uid = id->uid;
     key.exec_id = id->exec_id;
     __builtin_memcpy(key.comm, id->comm, sizeof(key.comm));
-    if (stored_gen && *stored_gen == flips + 1) {
-        key.kernel_stack = p->kernel_hash;
-        key.user_stack = p->user_hash;
-    } else {
-        key.kernel_stack =
-            store_kernel_stack(stk, p->kernel_hash, &p->kstack, slot, id->cgroup_id, flips);
-        key.user_stack = store_stack(stk, p->user_hash, &p->ustack, id->cgroup_id, flips);
-        if (stored_gen && key.kernel_stack == p->kernel_hash && key.user_stack == p->user_hash)
-            *stored_gen = flips + 1;
-    }
+    store_place(stk, p, stored_gen, slot, id->cgroup_id, flips, &key.user_stack, &key.kernel_stack);
 
     val = bpf_map_lookup_elem(agg, &key);
     if (!val)
@@ -640,8 +665,9 @@ static __always_inline void switch_in(struct task_rec *rec, __u32 tgid, __u32 ti
     /* exchange, because the iterator below may move ts forward concurrently */
     ts = rec ? __sync_lock_test_and_set(&rec->ts, 0) : 0;
     if (!ts) {
-        /* where only some tasks are traced, the others have no record */
-        if (rec || (trace_kernel_threads && !ntrace_cgroups))
+        /* where only some tasks are traced, the others have no record, or
+         * one a wakeup made for its waker's stacks (since never set) */
+        if ((rec && rec->since) || (trace_kernel_threads && !ntrace_cgroups))
             stat_add(OFFCPU_STAT_NO_SWITCH_OUT, 1);
         return;
     }
@@ -883,6 +909,8 @@ static __always_inline int on_wakeup_new(struct task_struct *p, const bool btf)
     pl = &rec->places[0];
     pl->fp.valid = 0;
     rec->places[1].fp.valid = 0;
+    rec->waker_uncached = 0;
+    rec->waker.fp.valid = 0;
     pl->user_hash = OFFCPU_STACK_NEW_TASK;
     pl->kernel_hash = OFFCPU_STACK_NEW_TASK;
     pl->stored_gen = 0;

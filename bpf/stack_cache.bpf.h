@@ -3,7 +3,9 @@
  * The stack cache: most blocks happen where the task blocked before, and
  * walking stacks is most of what tracing costs. A task's record keeps the
  * last places it blocked at, each with its fingerprint and the stacks walked
- * there; a block with a known fingerprint reuses them.
+ * there; a block with a known fingerprint reuses them. A waker's record
+ * keeps one more place, where it last woke a task from (wakers = yes), used
+ * the same way: the counters below are kept apart by `waker`.
  */
 #ifndef STACK_CACHE_BPF_H
 #define STACK_CACHE_BPF_H
@@ -56,12 +58,12 @@ static __always_inline bool fingerprint_equal(const struct fingerprint *a,
 }
 
 /* Of a cache hit: is it walked all the same, to check the cache? */
-static __always_inline bool cache_check_hit(void)
+static __always_inline bool cache_check_hit(const bool waker)
 {
-    stat_add(OFFCPU_STAT_CACHE_HITS, 1);
+    stat_add(waker ? OFFCPU_STAT_WAKER_CACHE_HITS : OFFCPU_STAT_CACHE_HITS, 1);
     if (bpf_get_prandom_u32() & ((1U << check_shift) - 1))
         return false;
-    stat_add(OFFCPU_STAT_CACHE_CHECKS, 1);
+    stat_add(waker ? OFFCPU_STAT_WAKER_CACHE_CHECKS : OFFCPU_STAT_CACHE_CHECKS, 1);
     return true;
 }
 
@@ -69,12 +71,12 @@ static __always_inline bool cache_check_hit(void)
  * walked always from now on. A walk that failed (a page of the user stack
  * not resident, a table not read yet) proves nothing. */
 static __always_inline bool cache_mismatch(bool walk_final, __u64 user_was, __u64 kernel_was,
-                                           __u64 user, __u64 kernel)
+                                           __u64 user, __u64 kernel, const bool waker)
 {
     if (!walk_final || user == OFFCPU_STACK_MISSED || kernel == OFFCPU_STACK_MISSED ||
         (user == user_was && kernel == kernel_was))
         return false;
-    stat_add(OFFCPU_STAT_CACHE_MISMATCH, 1);
+    stat_add(waker ? OFFCPU_STAT_WAKER_CACHE_MISMATCH : OFFCPU_STAT_CACHE_MISMATCH, 1);
     return true;
 }
 

@@ -10,11 +10,12 @@
  * A wakeup from an interrupt (a timer's hrtimer_wakeup, an I/O completion)
  * is the interrupt's, not the task's it happened to interrupt: it is named
  * "[hardirq]", "[softirq]" or "[nmi]", pid 0, with its kernel stack and no
- * user stack. The context is told by the waker's kernel stack (waker_kind).
+ * user stack. Whether it is one is told by the preempt count (waker_context),
+ * and by the interrupt's kernel stack (waker_kind) where that is walked.
  *
- * The waker's stacks are walked on every wakeup: no stack cache (a waker's
- * registers say little about where in the kernel it wakes from, and most
- * wakers are not blocking). This is what makes the feature opt-in.
+ * A task waker's stacks are cached in its own record, as a switch-out's
+ * are (waker_stacks): a task that wakes others from where it did before is
+ * not walked. Interrupts and kernel threads are walked at every wakeup.
  *
  * Included by offcpu.bpf.c after the helpers it shares with sched_switch.
  */
@@ -40,10 +41,10 @@ struct {
 /*
  * Where interrupt code lies, from /proc/kallsyms, set by the daemon before
  * load (0: unknown, every waker is named as the task it runs on, counted).
- * The preempt count would tell the context directly, but __preempt_count is
- * a per-CPU variable, which kallsyms lists only with CONFIG_KALLSYMS_ALL:
- * the verifier cannot resolve it here. The waker's kernel stack tells it as
- * well: the frame nearest its leaf that enters an interrupt or a softirq.
+ * An interrupt's kernel stack is walked: the frame nearest its leaf that
+ * enters an interrupt or a softirq names its kind and cuts the frames of the
+ * task it interrupted; where the preempt count is unknown, it tells the
+ * context too.
  */
 const volatile __u64 irq_entry_start = 0, irq_entry_end = 0; /* .irqentry.text: asm_sysvec_* */
 const volatile __u64 nmi_entry_start = 0, nmi_entry_end = 0; /* asm_exc_nmi */
@@ -96,17 +97,114 @@ static __always_inline void interrupt_name(char comm[16], __u32 kind)
     w[1] = kind == OFFCPU_WAKER_NMI ? 0 : 0x5d;                   /* "]" */
 }
 
-/* The current task as a waker: identity, and its user stack unless it is a
- * kernel thread. Its registers are those saved at its entry to the kernel. */
-static __always_inline void current_waker(void *ctx, struct offcpu_wake_key *k, void *stk,
-                                          __u32 flips)
-{
-    struct task_struct *cur = bpf_get_current_task_btf();
-    __u32 slot = SCRATCH_WAKER_USER;
-    struct offcpu_stack *s;
-    struct switch_out so = {};
-    bool final;
+/*
+ * The context this wakeup runs in, told without a walk: this CPU's preempt
+ * count. It is a per-CPU variable, which a typed __ksym cannot reach here
+ * (it is not in kallsyms), but each CPU's per-CPU variables lie at the same
+ * distances from one another (the daemon reads them from BTF), and this
+ * CPU's run queue is known: the current task's. (A waker's own kernel stack
+ * would tell it as well, were the program's frame on it: a large tracing
+ * program runs on a private per-CPU stack since 6.13.)
+ */
+const volatile __s64 preempt_count_from_rq = 0; /* &__preempt_count - &runqueues; 0: unknown */
 
+#define SOFTIRQ_OFFSET 0x00000100 /* serving softirqs (0x200 and up: bh disabled) */
+#define HARDIRQ_MASK   0x000f0000
+#define NMI_MASK       0x00f00000
+
+static __always_inline __u32 waker_context(struct task_struct *cur)
+{
+    struct rq *rq;
+    int pc;
+
+    if (!preempt_count_from_rq || !bpf_core_field_exists(struct cfs_rq, rq))
+        return OFFCPU_WAKER_UNKNOWN;
+    /* the current task's run queue is this CPU's, whatever its class */
+    rq = cur->se.cfs_rq->rq;
+    if (!rq || bpf_probe_read_kernel(&pc, sizeof(pc), (void *)rq + preempt_count_from_rq))
+        return OFFCPU_WAKER_UNKNOWN;
+    if (pc & NMI_MASK)
+        return OFFCPU_WAKER_NMI;
+    if (pc & HARDIRQ_MASK)
+        return OFFCPU_WAKER_HARDIRQ;
+    if (pc & SOFTIRQ_OFFSET)
+        return OFFCPU_WAKER_SOFTIRQ;
+    return OFFCPU_WAKER_TASK;
+}
+
+/* Per-CPU room for the stacks of a waker not cached: an interrupt, a kernel
+ * thread, or any waker where the cache is off or records are keyed by tid. */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct place);
+} waker_scratch SEC(".maps");
+
+/*
+ * The waker's context and stacks, into *ret_place (the record's waker place
+ * for a task waker in task context, else the scratch place): returns its
+ * kind. A task waker's place is a stack cache entry like a switch-out's,
+ * fingerprinted by the registers of its entry to the kernel: the same user
+ * place and syscall nearly always wake through the same kernel path, and a
+ * sample of hits is walked to check. Only a walk tells an interrupt's kind
+ * from its frames; one done anyway names it by them.
+ */
+static __always_inline __u32 waker_stacks(void *ctx, struct task_struct *cur, const bool btf,
+                                          struct place **ret_place)
+{
+    __u32 context = waker_context(cur), zero = 0, none = 0, kind;
+    bool kthread = !!(cur->flags & PF_KTHREAD), walked;
+    /* an interrupt has no user stack of its own; unknown, the frames tell */
+    struct switch_out so = {
+        .kthread = kthread || (context != OFFCPU_WAKER_TASK && context != OFFCPU_WAKER_UNKNOWN)};
+    struct task_rec *wrec = NULL;
+    struct offcpu_stack *ks;
+    struct place *wp;
+
+    /* like a switch-out's, the cache needs trusted pointers (task storage) */
+    if (btf && stack_cache && !so.kthread && context == OFFCPU_WAKER_TASK)
+        wrec = bpf_task_storage_get(&task_recs, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+    wp = wrec ? &wrec->waker : bpf_map_lookup_elem(&waker_scratch, &zero);
+    if (!wp)
+        return OFFCPU_WAKER_UNKNOWN;
+    *ret_place = wp;
+    if (!so.kthread) {
+        fingerprint_of(&so.fp, cur, 0);
+        so.has_regs = true;
+        so.cacheable = !!wrec;
+        so.mm = (__u64)cur->mm;
+        so.tgid = cur->tgid;
+        so.exec_id = (__u32)cur->self_exec_id;
+    }
+    stacks_at(ctx, wp, 1, 0, wrec ? &wrec->waker_uncached : &none, &so, true, &walked);
+    /* the preempt count is the truth where known: a task's page fault is
+     * its own context, though asm_exc_page_fault lies in .irqentry.text */
+    if (!walked || context == OFFCPU_WAKER_TASK)
+        return OFFCPU_WAKER_TASK;
+    ks = (struct offcpu_stack *)&wp->kstack;
+    kind = ks->nr ? waker_kind(ks) : OFFCPU_WAKER_UNKNOWN;
+    if (context == OFFCPU_WAKER_UNKNOWN) {
+        if (kind == OFFCPU_WAKER_TASK || kind == OFFCPU_WAKER_UNKNOWN)
+            return kind; /* a task's stacks, as walked */
+    } else if (kind == OFFCPU_WAKER_TASK || kind == OFFCPU_WAKER_UNKNOWN) {
+        /* no entry frame found: an interrupt all the same, never the task's */
+        if (kind == OFFCPU_WAKER_TASK)
+            stat_add(OFFCPU_STAT_WAKE_CONTEXT_DISAGREE, 1);
+        kind = context;
+    } else if (kind != context) {
+        /* the frames name it, as where the context is not known */
+        stat_add(OFFCPU_STAT_WAKE_CONTEXT_DISAGREE, 1);
+    }
+    /* an interrupt's stack, cut at its entry by waker_kind, and no user stack */
+    wp->kernel_hash = ks->nr ? stack_hash(ks, OFFCPU_KERNEL_DEPTH) : OFFCPU_STACK_MISSED;
+    wp->user_hash = OFFCPU_STACK_MISSED;
+    return kind;
+}
+
+/* The current task as a waker: its identity. */
+static __always_inline void current_waker(struct offcpu_wake_key *k, struct task_struct *cur)
+{
     k->tgid = cur->tgid;
     k->tid = cur->pid;
     k->exec_id = (__u32)cur->self_exec_id;
@@ -114,31 +212,6 @@ static __always_inline void current_waker(void *ctx, struct offcpu_wake_key *k, 
     k->uid = owner_of(cur->real_cred->uid.val, cur->real_cred->euid.val, cur->real_cred->suid.val,
                       cur->mm);
     bpf_get_current_comm(k->comm, sizeof(k->comm));
-    k->user_stack = OFFCPU_STACK_MISSED;
-    if (k->kthread)
-        return;
-    s = bpf_map_lookup_elem(&scratch, &slot);
-    if (!s)
-        return;
-    fingerprint_of(&so.fp, cur, 0);
-    so.has_regs = true;
-    so.mm = (__u64)cur->mm;
-    so.tgid = k->tgid;
-    so.exec_id = k->exec_id;
-    k->user_stack =
-        store_stack(stk, take_user_stack(ctx, s, &so, &final), s, k->woken.cgroup_id, flips);
-}
-
-/* The waker's kernel stack, from here, into the scratch slot (nr 0 when it
- * could not be taken): called from one place only (see walk_stacks). */
-static __always_inline struct offcpu_stack *waker_kernel_stack(void *ctx)
-{
-    __u32 slot = SCRATCH_WAKER_KERNEL;
-    struct offcpu_stack *s = bpf_map_lookup_elem(&scratch, &slot);
-
-    if (s)
-        s->nr = take_stack(ctx, s, 0, OFFCPU_KERNEL_DEPTH * sizeof(__u64), false);
-    return s;
 }
 
 static __always_inline void add_wake(struct offcpu_wake_key *k, void *map, __u64 blocked)
@@ -178,10 +251,10 @@ struct {
 static __always_inline int on_waking(void *ctx, struct task_struct *p, const bool btf)
 {
     struct task_rec *rec = record_if_any(p, TASK_FIELD(btf, p, pid), btf);
+    struct task_struct *cur = bpf_get_current_task_btf();
     struct offcpu_wake_key *k;
-    struct offcpu_stack *ks;
     __u32 flips = gen, g = flips & 1, zero = 0;
-    struct place *pl;
+    struct place *pl, *wp = NULL;
     void *map, *stk;
     __u64 since, now;
 
@@ -206,24 +279,20 @@ static __always_inline int on_waking(void *ctx, struct task_struct *p, const boo
     k->woken.exec_id = rec->id.exec_id;
     __builtin_memcpy(k->woken.comm, rec->id.comm, sizeof(k->woken.comm));
     /* the pair is the woken task's: its cgroup's room holds all its stacks */
-    k->woken.kernel_stack = store_kernel_stack(stk, pl->kernel_hash, &pl->kstack, SCRATCH_WAKE,
-                                               k->woken.cgroup_id, flips);
-    k->woken.user_stack = store_stack(stk, pl->user_hash, &pl->ustack, k->woken.cgroup_id, flips);
+    store_place(stk, pl, &pl->stored_gen, SCRATCH_WAKE, k->woken.cgroup_id, flips,
+                &k->woken.user_stack, &k->woken.kernel_stack);
 
-    ks = waker_kernel_stack(ctx);
-    if (!ks)
+    k->kind = waker_stacks(ctx, cur, btf, &wp);
+    if (!wp)
         return 0;
-    k->kind = ks->nr ? waker_kind(ks) : OFFCPU_WAKER_UNKNOWN;
     if (k->kind == OFFCPU_WAKER_TASK || k->kind == OFFCPU_WAKER_UNKNOWN) {
-        current_waker(ctx, k, stk, flips);
+        current_waker(k, cur);
     } else {
         interrupt_name(k->comm, k->kind);
         k->kthread = 1;
-        k->user_stack = OFFCPU_STACK_MISSED;
     }
-    k->kernel_stack = ks->nr ? store_stack(stk, stack_hash(ks, OFFCPU_KERNEL_DEPTH), ks,
-                                           k->woken.cgroup_id, flips)
-                             : OFFCPU_STACK_MISSED;
+    store_place(stk, wp, &wp->stored_gen, SCRATCH_WAKER, k->woken.cgroup_id, flips, &k->user_stack,
+                &k->kernel_stack);
     add_wake(k, map, now > since ? now - since : 0);
     return 0;
 }

@@ -2,6 +2,7 @@
 #include "collector.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <linux/membarrier.h>
@@ -15,6 +16,7 @@
 
 #include "clock.h"
 #include "interrupt_text.h"
+#include "percpu_vars.h"
 #include "log.h"
 #include "macro.h"
 #include "offcpu.skel.h"
@@ -123,6 +125,25 @@ static void set_interrupt_text(struct offcpu_bpf *skel)
     skel->rodata->softirq_entry_end = t.softirq_entry.end;
 }
 
+/* Where this CPU's preempt count lies from its run queue, which tells a
+ * waker's context without a walk; unknown, the context is told by the
+ * waker's kernel stack, walked at every wakeup. */
+static void set_preempt_count(struct offcpu_bpf *skel)
+{
+    struct btf *btf = btf__load_vmlinux_btf();
+    int64_t d = 0;
+    int r = btf ? percpu_var_distance(btf, "runqueues", "__preempt_count", &d) : -errno;
+
+    btf__free(btf);
+    if (r < 0 || d == 0) {
+        log_warning("wakers: __preempt_count or runqueues not in the kernel's BTF (%s): "
+                    "every waker's stack is walked to tell its context",
+                    strerror(r < 0 ? -r : ENOENT));
+        return;
+    }
+    skel->rodata->preempt_count_from_rq = d;
+}
+
 static int open_skeleton(const struct collector_options *o, const int *cgroup_fds,
                          uint32_t ncgroups, enum collector_attach attach, struct offcpu_bpf **ret)
 {
@@ -143,8 +164,10 @@ static int open_skeleton(const struct collector_options *o, const int *cgroup_fd
                               o->wakers && attach == COLLECTOR_ATTACH_TP_BTF);
     bpf_program__set_autoload(skel->progs.on_waking_raw,
                               o->wakers && attach == COLLECTOR_ATTACH_RAW_TP);
-    if (o->wakers)
+    if (o->wakers) {
         set_interrupt_text(skel);
+        set_preempt_count(skel);
+    }
     skel->rodata->stack_cache = o->stack_cache;
     skel->rodata->check_shift = o->cache_check_shift;
     skel->rodata->trace_kernel_threads = o->trace_kernel_threads;
@@ -482,6 +505,11 @@ static const char *const counter_names[OFFCPU_STAT__MAX] = {
     [OFFCPU_STAT_WAKE_MAP_FULL] = "wake_map_full",
     [OFFCPU_STAT_WAKE_LOST_NS] = "wake_lost_ns",
     [OFFCPU_STAT_WAKE_NO_CONTEXT] = "wake_context_unknown",
+    [OFFCPU_STAT_WAKER_WALKS] = "waker_walks",
+    [OFFCPU_STAT_WAKER_CACHE_HITS] = "waker_cache_hits",
+    [OFFCPU_STAT_WAKER_CACHE_CHECKS] = "waker_cache_checks",
+    [OFFCPU_STAT_WAKER_CACHE_MISMATCH] = "waker_cache_mismatches",
+    [OFFCPU_STAT_WAKE_CONTEXT_DISAGREE] = "wake_context_disagree",
 };
 
 /* Losses: what an operator alerts on. The rest are events. */

@@ -38,15 +38,18 @@ def test_pipe_reader_woken_by_feeder(run):
     assert by_feeder, rows
     for s in by_feeder:
         assert s["waker_kind"] == "task" and s["waker_comm"] == "sleep_and_pipe", s
-        # the waker's kernel stack ends where it woke the reader
+        # the waker's kernel stack ends where it woke the reader: a write, or the
+        # close at the end when the reader blocked again before it (a race)
         assert s["waker_kernel"][-1] == "try_to_wake_up", s
-        assert any("pipe_write" in f for f in s["waker_kernel"]), s
-    wakes = sum(s["count"] for s in by_feeder)
-    assert 28 <= wakes <= 30, by_feeder
+        assert any(f in ("pipe_write", "anon_pipe_write", "pipe_release")
+                   for f in s["waker_kernel"]), s
+    by_write = [s for s in by_feeder if "pipe_release" not in s["waker_kernel"]]
+    wakes = sum(s["count"] for s in by_write)
+    assert 28 <= wakes <= 30 and len(by_feeder) - len(by_write) <= 1, by_feeder
     # blocked until woken: its off-CPU time but the run-queue wait after each wakeup
     blocked = sum(s["total_ns"] for s in rows)
     assert within(blocked, truth["pipe_offcpu_ns"], 0.03), (rows, truth)
-    assert within(sum(s["total_ns"] for s in by_feeder) / wakes, 20_000_000, 0.10), by_feeder
+    assert within(sum(s["total_ns"] for s in by_write) / wakes, 20_000_000, 0.10), by_write
 
 
 def test_timer_sleep_woken_by_interrupt(run):
@@ -142,3 +145,53 @@ def test_flips_lose_and_double_nothing(start_daemon, attach):
     sleeps = [s for s in wakers(d, "--tid", str(truth["nanosleep_tid"]), "--since", "60s")
               if SLEEPER in s["user"]]
     assert sleeps and all(s["waker_comm"] == "[hardirq]" for s in sleeps), sleeps
+
+
+def waker_pairs(d, tid, blocked_at):
+    """The pairs of the thread's blocks at blocked_at, by both stacks and the waker."""
+    rows = wakers(d, "--tid", str(tid), "--since", "120s")
+    return {(tuple(s["user"]), tuple(s["kernel"]), s["waker_kind"], s["waker_comm"],
+             tuple(s["waker_user"]), tuple(s["waker_kernel"])): s
+            for s in rows if blocked_at in s["user"]}
+
+
+def test_cached_wakers_equal_walked_wakers(start_daemon, tmp_path):
+    """A task waking others from where it woke them before reuses its stacks: two
+    daemons watch the same workload, one caching (the default), one walking every
+    waker (stack-cache = no); both must pair the same stacks with the same counts.
+    The feeder wakes the reader 100 times from one place: nearly all are hits."""
+    # each daemon reads its own unwind tables at its own pace (see test_stack_cache)
+    conf = tmp_path / "offcpud.conf"
+    conf.write_text("unwind = frame-pointer\n")
+    common = ("--interval", "200ms", "--wakers", "yes", "--config", str(conf))
+    cached = start_daemon(*common)
+    walked = start_daemon(*common, "--stack-cache", "no")
+    before = cached.call("io.offcpud.Status")["parameters"]["collector"]
+    truth = run_workload("sleep_and_pipe", "--sleeps", "50", "--writes", "100")
+    time.sleep(0.5)  # drained
+    after = cached.call("io.offcpud.Status")["parameters"]["collector"]
+
+    for tid, blocked_at in ((truth["pipe_tid"], READER), (truth["nanosleep_tid"], SLEEPER)):
+        a = waker_pairs(cached, tid, blocked_at)
+        b = waker_pairs(walked, tid, blocked_at)
+        assert a and set(a) == set(b), (
+            f"only with the cache: {sorted(set(a) - set(b))}\n"
+            f"only walking: {sorted(set(b) - set(a))}")
+        for pair, row in a.items():
+            # one walk in a few hundred can fail where the other daemon reused stacks
+            assert abs(row["count"] - b[pair]["count"]) <= 1, (pair, row, b[pair])
+
+    # the feeder's wakeups were cached; the timer's interrupts never are, and are
+    # still named as interrupts, with the timer's frame and no user stack
+    # (walked by frame pointer, the write's caller is lost: glibc keeps none)
+    feeder = [p for p in waker_pairs(cached, truth["pipe_tid"], READER) if "feeder_main" in p[4]]
+    assert feeder and all(p[2] == "task" for p in feeder), \
+        [p[2:] for p in waker_pairs(cached, truth["pipe_tid"], READER)]
+    for (_, _, kind, comm, user, kernel) in waker_pairs(cached, truth["nanosleep_tid"], SLEEPER):
+        assert kind in ("hardirq", "softirq") and comm == f"[{kind}]", (kind, comm)
+        assert user == () and "hrtimer_wakeup" in kernel, kernel
+    hits = after["waker_cache_hits"] - before["waker_cache_hits"]
+    assert hits >= 80, after
+    # (mismatches are not asserted: the counters are of every task on the machine)
+    off = walked.call("io.offcpud.Status")["parameters"]["collector"]
+    assert off["waker_cache_hits"] == 0 and off["waker_walks"] > 0, off
