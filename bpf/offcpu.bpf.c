@@ -755,7 +755,9 @@ int BPF_PROG(on_switch_raw, bool preempt, struct task_struct *prev, struct task_
 
 /* The new image's mappings are read now; the old image's, read when the
  * process first blocked, are kept for the stacks taken before. Its unwind
- * table is read now too, before it first blocks. */
+ * table is read now too, before it first blocks; until the daemon has read
+ * it, the walk knows the program from the kernel (find_exe) and the dynamic
+ * linker from here: the process starts at its entry point. */
 static __always_inline int on_exec(struct task_struct *p, const bool btf)
 {
     __u32 tgid = TASK_FIELD(btf, p, tgid), exec_id = (__u32)TASK_FIELD(btf, p, self_exec_id);
@@ -766,6 +768,11 @@ static __always_inline int on_exec(struct task_struct *p, const bool btf)
         return 0;
     announce(tgid, exec_id, OFFCPU_ANNOUNCE_EXEC, mm);
     request_table(tgid, exec_id, mm);
+    if (unwind_dwarf) {
+        struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+        remember_mapping(tgid, mm, BPF_CORE_READ(regs, ip));
+    }
     return 0;
 }
 
@@ -779,6 +786,21 @@ SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_exec_raw, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
     return on_exec(p, false);
+}
+
+/* Code a process maps (ld.so mapping the libraries, a dlopen), kept for the
+ * walk until the daemon has read the process's table again. A classic
+ * tracepoint on one syscall: no cost to any other. */
+SEC("tracepoint/syscalls/sys_exit_mmap")
+int on_mmap(struct trace_event_raw_sys_exit *ctx)
+{
+    __u64 addr = (__u64)ctx->ret;
+
+    /* an error is -4095..-1 */
+    if (addr >= (__u64)-4095 || !in_traced_cgroup())
+        return 0;
+    remember_mapping(bpf_get_current_pid_tgid() >> 32, (__u64)bpf_get_current_task_btf()->mm, addr);
+    return 0;
 }
 
 /*

@@ -207,6 +207,7 @@ enum offcpu_stat {
     OFFCPU_STAT_UNWIND_DEPTH,    /* ...that were cut at OFFCPU_USER_DEPTH frames */
     OFFCPU_STAT_UNWIND_FP,       /* frames found by frame pointer, in code without rows */
     OFFCPU_STAT_UNWIND_VMA,      /* frames in code the table did not know, found by its VMA */
+    OFFCPU_STAT_UNWIND_MAPPED,   /* ...found among the code recorded as it was mapped */
     OFFCPU_STAT__MAX,
 };
 

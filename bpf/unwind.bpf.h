@@ -223,6 +223,91 @@ static __always_inline bool mapping_from_vma(struct walk *w, __u64 addr,
     return true;
 }
 
+/*
+ * Code mapped since the daemon read the process's table, recorded as it is
+ * mapped: the dynamic linker at exec (the kernel maps it), then every mmap.
+ * A new process's first blocks come before the daemon has read its table
+ * again, and looking a VMA up at the walk mostly fails here: the mmap lock
+ * taken with interrupts off is given back by an irq_work, and until that
+ * has run every other lookup on the CPU fails (-EBUSY). At the mmap, in the
+ * task's own context with interrupts on, the lookup does not fail. Only
+ * files whose rows are loaded are kept (libc, known from every process).
+ */
+#define MAPPED_MAX 16
+
+struct mapped_code {
+    __u64 mm; /* the address space the entries are of: reset at exec */
+    __u32 n;  /* slots taken (may exceed MAPPED_MAX: those were not kept) */
+    __u32 pad;
+    struct offcpu_unwind_mapping maps[MAPPED_MAX];
+};
+
+/* Recent processes only: the daemon's table takes over from them. */
+struct {
+    __uint(type, BPF_MAP_TYPE_LRU_HASH);
+    __uint(max_entries, 1024);
+    __type(key, __u32); /* tgid */
+    __type(value, struct mapped_code);
+} unwind_mapped SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct mapped_code);
+} unwind_mapped_empty SEC(".maps");
+
+/* Remember the code mapped at addr in the current process, whose address
+ * space is mm. Process context only (see above). */
+static __always_inline void remember_mapping(__u32 tgid, __u64 mm, __u64 addr)
+{
+    struct offcpu_unwind_mapping found = {};
+    struct mapped_code *m, *empty;
+    __u32 zero = 0, n;
+
+    bpf_find_vma(bpf_get_current_task_btf(), addr, vma_mapping, &found, 0);
+    if (!found.row_count)
+        return;
+    m = bpf_map_lookup_elem(&unwind_mapped, &tgid);
+    if (!m || m->mm != mm) {
+        /* a new process, or an exec: the entries of the old image go */
+        empty = bpf_map_lookup_elem(&unwind_mapped_empty, &zero);
+        if (!empty || bpf_map_update_elem(&unwind_mapped, &tgid, empty, BPF_ANY) < 0)
+            return;
+        m = bpf_map_lookup_elem(&unwind_mapped, &tgid);
+        if (!m)
+            return;
+        m->mm = mm;
+    }
+    n = __sync_fetch_and_add(&m->n, 1);
+    if (n < MAPPED_MAX)
+        m->maps[n] = found;
+}
+
+/* The mapping holding addr among those recorded as they were mapped: the
+ * newest first, as a later mmap over the same addresses replaced the older. */
+static __always_inline bool mapping_recorded(const struct walk *w, __u64 addr,
+                                             struct offcpu_unwind_mapping *ret)
+{
+    struct mapped_code *m = bpf_map_lookup_elem(&unwind_mapped, &w->tgid);
+    __u32 n;
+
+    if (!m || m->mm != w->mm)
+        return false;
+    n = m->n < MAPPED_MAX ? m->n : MAPPED_MAX;
+    for (__u32 k = 0; k < MAPPED_MAX && k < n; k++) {
+        __u32 i = n - 1 - k;
+
+        if (i < MAPPED_MAX && addr >= m->maps[i].start && addr < m->maps[i].end &&
+            m->maps[i].row_count) {
+            *ret = m->maps[i];
+            stat_add(OFFCPU_STAT_UNWIND_MAPPED, 1);
+            return true;
+        }
+    }
+    return false;
+}
+
 static __always_inline void request_table(__u32 tgid, __u32 exec_id, __u64 mm)
 {
     struct offcpu_announce a = {
@@ -232,7 +317,8 @@ static __always_inline void request_table(__u32 tgid, __u32 exec_id, __u64 mm)
         stat_add(OFFCPU_STAT_ANNOUNCE_LOST, 1);
 }
 
-/* Where the table does not say: the program's own code, else its VMA. */
+/* Where the table does not say: the program's own code, code recorded as it
+ * was mapped, else its VMA. */
 static __always_inline bool mapping_without_table(struct walk *w, __u64 addr,
                                                   struct offcpu_unwind_mapping *ret)
 {
@@ -240,7 +326,7 @@ static __always_inline bool mapping_without_table(struct walk *w, __u64 addr,
         *ret = w->exe;
         return true;
     }
-    return mapping_from_vma(w, addr, ret);
+    return mapping_recorded(w, addr, ret) || mapping_from_vma(w, addr, ret);
 }
 
 /* Ask the daemon to read the process's table again: once, until it has. */

@@ -107,6 +107,8 @@ static int open_skeleton(const struct collector_options *o, const int *cgroup_fd
         skel->rodata->entry_share_max =
             (uint32_t)((uint64_t)o->agg_entries * o->cgroup_share / 100);
     }
+    /* code mapped is recorded for the walk from call frame information only */
+    bpf_program__set_autoload(skel->progs.on_mmap, o->unwind_dwarf);
     if (attach == COLLECTOR_ATTACH_TP_BTF) {
         bpf_program__set_autoload(skel->progs.on_switch_raw, false);
         bpf_program__set_autoload(skel->progs.on_exec_raw, false);
@@ -413,6 +415,7 @@ static const char *const counter_names[OFFCPU_STAT__MAX] = {
     [OFFCPU_STAT_UNWIND_DEPTH] = "unwind_truncated",
     [OFFCPU_STAT_UNWIND_FP] = "unwind_frame_pointer_frames",
     [OFFCPU_STAT_UNWIND_VMA] = "unwind_vma_frames",
+    [OFFCPU_STAT_UNWIND_MAPPED] = "unwind_mapped_frames",
 };
 
 /* Losses: what an operator alerts on. The rest are events. */
