@@ -12,6 +12,7 @@ binaries are files no daemon has seen before: both are first runs. The programs 
 a cgroup of their own, the only one the daemons trace: other work on the machine
 cannot fill the daemons' maps."""
 import functools
+import json
 import os
 import shutil
 import struct
@@ -354,3 +355,73 @@ def test_process_running_before_the_daemon(start_daemon, tmp_path):
     assert proc.wait(timeout=60) == 0
     share, stacks = entry_share(d, proc.pid)
     assert share >= DWARF_SHARE_MIN, f"{share:.3f} reach an entry\n{why(d, stacks)}"
+
+
+def daemon_map(daemon, name):
+    """The id of the daemon's BPF map called name, from the map fds it holds: other
+    daemons (this module's other one, any other test's) have maps of that name too."""
+    fds = Path(f"/proc/{daemon.proc.pid}/fdinfo")
+    ids = {int(line.split()[1]) for info in fds.iterdir()
+           for line in info.read_text().splitlines() if line.startswith("map_id:")}
+    for map_id in ids:
+        show = json.loads(subprocess.run(["bpftool", "-j", "map", "show", "id", str(map_id)],
+                                         capture_output=True, text=True, check=True).stdout)
+        if show.get("name") == name:
+            return map_id
+    raise AssertionError(f"the daemon holds no map {name}")
+
+
+def rows_loaded_for(map_id, path):
+    """Is the file at path among the files whose rows the walk can find (the key
+    the kernel names it by: its device as major << 20 | minor, and its inode)?"""
+    st = os.stat(path)
+    key = {"dev": os.major(st.st_dev) << 20 | os.minor(st.st_dev), "ino": st.st_ino}
+    dump = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "id", str(map_id)],
+                                     capture_output=True, text=True, check=True).stdout)
+    return any(e.get("formatted", {}).get("key") == key for e in dump)
+
+
+def wait_for(condition, what, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.1)
+
+
+def test_rows_unloaded_when_no_process_maps_the_file(daemons, tmp_path):
+    """A file's rows are loaded while a process maps it and unloaded once none does:
+    a copy of cat (a file no other process maps) blocked reading a pipe, then let go.
+    status says what the tables hold, and the walk's counters."""
+    dwarf, _ = daemons
+    copy = tmp_path / "fresh-cat"
+    shutil.copy2("/usr/bin/cat", copy)
+    files = daemon_map(dwarf, "unwind_files")
+    proc = subprocess.Popen([str(copy)], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            preexec_fn=into_cgroup)
+    try:
+        wait_for(lambda: rows_loaded_for(files, copy), "the copy's rows never loaded")
+        status = json.loads(dwarf.ctl("status", "--json").stdout)
+        assert status["unwind"] == "dwarf"
+        assert status["unwind_files"] >= 1 and status["unwind_rows"] > 0, status
+        assert status["unwind_memory_used"] == status["unwind_rows"] * 16, status
+        assert 0 < status["unwind_memory_used"] <= status["unwind_memory_limit"], status
+        assert status["unwind_processes"] >= 1 and status["unwind_table_reads"] >= 1, status
+        counters = status["collector"]
+        for name in ("unwind_walks", "unwind_frames", "unwind_reached_entry", "unwind_ended_null",
+                     "unwind_no_table", "unwind_unknown_cfi", "unwind_read_error",
+                     "unwind_truncated", "unwind_frame_pointer_frames", "unwind_vma_frames",
+                     "unwind_mapped_frames"):
+            assert name in counters, f"{name} not in {sorted(counters)}"
+        assert counters["unwind_walks"] > 0 and counters["unwind_reached_entry"] > 0, counters
+    finally:
+        proc.stdin.close()
+        assert proc.wait(timeout=10) == 0
+    # dead processes are forgotten once per drain (200ms here)
+    wait_for(lambda: not rows_loaded_for(files, copy), "the copy's rows still loaded")
+    # (only this module's programs ask for tables: others' can only go)
+    after = json.loads(dwarf.ctl("status", "--json").stdout)
+    assert after["unwind_files"] < status["unwind_files"], (status, after)
+    assert after["unwind_rows"] < status["unwind_rows"], (status, after)
+    text = dwarf.ctl("status").stdout
+    for line in ("unwind files", "unwind rows", "unwind memory", "unwind memory limit"):
+        assert line in text, text
