@@ -291,35 +291,84 @@ def perf_user_stacks(data, pid):
     return stacks
 
 
-def test_same_callers_as_perf(daemons, tmp_path):
-    """python3 in time.sleep, recorded by perf's own DWARF unwinder (a copy of each
-    sample's user stack, unwound in user space by libdw) at the same sched_switch: the
-    heaviest stack has the very frames, root to leaf, of perf's most frequent stack with
-    that leaf. Compared by file and offset: perf names some frames by other aliases of
-    the same address (__GI___clock_nanosleep, __libc_start_main_impl), and an inlined
-    frame in its place."""
+# Each program perf runs, as (argv, the leaf its heaviest stack must have): python3
+# sleeping, perl in select, bash waiting for its children, tar reading files out of a
+# cold cache. Not sqlite3: its heaviest stack is as often its first fdatasync, from a
+# walk made before libsqlite3's rows were derived (1.5 MB: the daemon reads it when
+# the process first maps it), and perf, which unwinds afterwards, has it whole.
+PERF_PROGRAMS = {
+    "python3": lambda tmp: (["/usr/bin/python3", "-c", PERF_WORKLOAD], {"clock_nanosleep"}),
+    "perl": lambda tmp: (["/usr/bin/perl", "-e", "select(undef, undef, undef, 0.01) for 1 .. 40"],
+                         {"__select"}),
+    "bash": lambda tmp: (["/usr/bin/bash", "-c", "for i in $(seq 30); do sleep 0.01 & wait; done"],
+                         {"wait4", "__wait4"}),
+    "tar": lambda tmp: (["/usr/bin/tar", "cf", str(tmp / "out.tar"), "-C", str(tmp), "tree"]
+                        if cold(tree_of_files(tmp / "tree")) else None, {"read"}),
+}
+
+
+def same_frames(a, b):
+    """Frame lists equal by file and offset; a file of None (perf's "inlined") matches
+    any file at the same offset."""
+    return len(a) == len(b) and all(
+        x[1] == y[1] and None in (x[0], y[0]) or x == y for x, y in zip(a, b))
+
+
+@pytest.mark.parametrize("program", sorted(PERF_PROGRAMS))
+def test_same_callers_as_perf(daemons, tmp_path, program):
+    """Each program recorded by perf's own DWARF unwinder (a copy of each sample's
+    user stack, unwound in user space by libdw) at the same sched_switch: the heaviest
+    stack has the very frames, root to leaf, of samples of perf's, and perf's most
+    frequent stack at that leaf is one of offcpud's. Compared by file and offset: perf names some frames by other aliases of the
+    same address (__GI___clock_nanosleep, __libc_start_main_impl), and an inlined frame
+    in its place.
+
+    perf is the reference, not the oracle. Where the two differ on these programs,
+    they differ for these reasons, none of which the heaviest stacks meet:
+    - perf copies 16 KiB of stack per sample and stops where the copy ends; offcpud
+      reads the stack where it lies, up to 127 frames (a deep Python stack).
+    - perf goes on past a frame whose CFI says the return address is undefined only if
+      libdw does; neither names a frame below the thread's entry.
+    - perf's first samples of a process are whole at once (it unwinds later, in user
+      space, with every file at hand); offcpud's first blocks of a program whose rows
+      it has not derived yet are short (see DWARF_SHARE_MIN): not the heaviest."""
     dwarf, _ = daemons
+    argv, leaves = PERF_PROGRAMS[program](tmp_path)
     data = tmp_path / "perf.data"
     proc = subprocess.Popen(["perf", "record", "-q", "-e", "sched:sched_switch",
-                             "--call-graph", "dwarf,16384", "-o", str(data), "--",
-                             "/usr/bin/python3", "-c", PERF_WORKLOAD], preexec_fn=into_cgroup)
+                             "--call-graph", "dwarf,16384", "-o", str(data), "--", *argv],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            preexec_fn=into_cgroup)
     assert proc.wait(timeout=120) == 0
-    # perf's own child: other tests' python3 are in the window too
-    pid = int(subprocess.run(["perf", "script", "-i", str(data), "-F", "pid"], capture_output=True,
-                             text=True, check=True).stdout.split()[0])
-    reply = dwarf.dump_json("--pid", str(pid), "--since", "120s", "--group-by", "pid",
-                            "--frame-detail")
-    ours = max(reply["stacks"], key=lambda s: s["total_ns"])
-    assert ours["user"][-1:] == ["clock_nanosleep"], heaviest(reply["stacks"])
-    mine = [(Path(f["module"]).name, f["offset"]) for f in ours["user_frames"]]
-    def same(a, b):
-        return len(a) == len(b) and all(
-            x[1] == y[1] and None in (x[0], y[0]) or x == y for x, y in zip(a, b))
-
-    theirs = [s for s in perf_user_stacks(data, ours["pid"]) if same(s[-1:], mine[-1:])]
-    assert theirs, f"perf has no sample at {mine[-1]}"
+    # perf's own child, the first process of that name (bash's children are sleep)
+    out = subprocess.run(["perf", "script", "-i", str(data), "-F", "comm,pid"],
+                         capture_output=True, text=True, check=True).stdout
+    comm = Path(argv[0]).name
+    pid = next(int(line.split()[-1]) for line in out.splitlines()
+               if line.split() and line.split()[0] == comm)
+    # (before its exec, perf's child is perf, waiting to be let go)
+    reply = dwarf.dump_json("--pid", str(pid), "--comm", comm, "--since", "120s",
+                            "--group-by", "pid", "--frame-detail")
+    stacks = [s for s in reply["stacks"] if not in_execve(s)]
+    ours = max(stacks, key=lambda s: s["total_ns"])
+    assert ours["user"][-1:] and ours["user"][-1] in leaves, heaviest(stacks)
+    mine = frames_of(ours)
+    samples = perf_user_stacks(data, pid)
+    # the heaviest stack is one perf found, frame for frame
+    assert any(same_frames(mine, s) for s in samples), \
+        f"no perf sample has\n{mine}\n{ours['user']}\nperf's at that leaf:\n" + "\n".join(
+            str(s) for s in samples if same_frames(s[-1:], mine[-1:]))
+    # and perf's most frequent stack at that leaf is one of ours (a leaf may be reached
+    # from more than one place: sqlite3 syncs its journal and its database)
+    theirs = [s for s in samples if same_frames(s[-1:], mine[-1:])]
     reference = max(theirs, key=theirs.count)
-    assert same(mine, reference), f"perf: {reference}\nours: {mine}\n{ours['user']}"
+    assert any(same_frames(reference, frames_of(s)) for s in stacks), \
+        f"perf's {theirs.count(reference)} samples of\n{reference}\nnot among ours:\n{heaviest(stacks)}"
+
+
+def frames_of(stack):
+    return [(Path(f["module"]).name if f.get("module") else None, f.get("offset"))
+            for f in stack["user_frames"]]
 
 
 def test_cpp_thread_reaches_start_thread(daemons):
