@@ -75,7 +75,7 @@ struct place {
     __u64 user_hash;   /* or OFFCPU_STACK_MISSED */
     __u64 kernel_hash; /* or OFFCPU_STACK_MISSED */
     __u32 stored_gen;  /* gen + 1 when both stacks are known to be in that gen's map */
-    __u32 pad;
+    __u32 walked;      /* enum unwind_result of the user stack's walk */
     struct offcpu_stack ustack;
     struct kernel_stack kstack;
 };
@@ -85,7 +85,7 @@ struct task_rec {
     __u64 since;      /* switch-out time, which charge_blocked leaves alone */
     __u64 woken;      /* runnable since (wakeup or preemption); 0: still blocked */
     __u64 start_time; /* identifies the task when records are keyed by tid */
-    __u32 announced;  /* the daemon was told about this thread */
+    __u32 announced;  /* the daemon was told about this thread (twice: see switch_out) */
     __u32 uncached;   /* a check found other stacks at a known place: always walk */
     struct rec_ident id;
     struct place places[PLACES];
@@ -261,7 +261,7 @@ static __always_inline __u32 take_stack(void *ctx, struct offcpu_stack *s, __u32
 /* What sched_switch tells about the task switching out. */
 struct switch_out {
     __u64 start_time;
-    __u32 tgid;
+    __u32 tgid, tid;
     __u32 state;
     __u32 exec_id;
     __u64 cgroup_id;
@@ -276,9 +276,11 @@ struct switch_out {
 
 /* The user stack, from call frame information or frame pointers. Returns
  * its hash; *final is false when the walk met what its table does not know
- * yet: the stacks are not to be reused, a later walk will know more. */
+ * yet: the stacks are not to be reused, a later walk will know more.
+ * *walked: what the walk found (enum unwind_result). */
 static __always_inline __u64 take_user_stack(void *ctx, struct offcpu_stack *s,
-                                             const struct switch_out *so, bool *final)
+                                             const struct switch_out *so, bool *final,
+                                             __u32 *walked)
 {
     if (unwind_dwarf && so->has_regs) {
         struct unwind_start start = {.ip = so->fp.ip,
@@ -286,10 +288,12 @@ static __always_inline __u64 take_user_stack(void *ctx, struct offcpu_stack *s,
                                      .bp = so->fp.bp,
                                      .di = so->fp.di,
                                      .mm = so->mm,
+                                     .start_time = so->start_time,
                                      .tgid = so->tgid,
-                                     .exec_id = so->exec_id};
-
-        *final = unwind_user_stack(s, &start);
+                                     .exec_id = so->exec_id,
+                                     .tid = so->tid};
+        *walked = unwind_user_stack(s, &start);
+        *final = *walked & UNWIND_WHOLE;
     } else {
         s->nr = take_stack(ctx, s, 0, sizeof(s->ip), true);
         if (!s->nr)
@@ -310,11 +314,12 @@ static __always_inline bool walk_stacks(void *ctx, struct place *p, const struct
 
     k->nr = take_stack(ctx, k, 0, sizeof(p->kstack.ip), false);
     p->kernel_hash = k->nr ? stack_hash(k, OFFCPU_KERNEL_DEPTH) : OFFCPU_STACK_MISSED;
+    p->walked = 0;
     if (so->kthread) {
         p->ustack.nr = 0;
         p->user_hash = OFFCPU_STACK_MISSED;
     } else {
-        p->user_hash = take_user_stack(ctx, &p->ustack, so, &final);
+        p->user_hash = take_user_stack(ctx, &p->ustack, so, &final, &p->walked);
     }
     p->stored_gen = 0;
     stat_add(OFFCPU_STAT_WALKS, 1);
@@ -396,9 +401,13 @@ static __always_inline void switch_out(void *ctx, struct task_rec *rec, const st
     __builtin_memcpy(rec->id.comm, so->comm, sizeof(rec->id.comm));
     rec->id.place = stacks_at_switch_out(ctx, rec, so);
     /* A short-lived process may be gone before the next drain: have its
-     * mappings read now. Not at a preemption: it may still be in ld.so. */
-    if (!rec->announced && !so->kthread && so->state != OFFCPU_STATE_RUNNABLE) {
-        rec->announced = 1;
+     * mappings read now. Not at a preemption: it may still be in ld.so. It
+     * may all the same (loading libraries from a cold cache): once more when
+     * a walk first goes through code mapped since its table was read. */
+    if (!so->kthread && so->state != OFFCPU_STATE_RUNNABLE &&
+        (!rec->announced ||
+         (rec->announced == 1 && rec->places[rec->id.place & 1].walked & UNWIND_NEW_CODE))) {
+        rec->announced++;
         announce(so->tgid, so->exec_id, OFFCPU_ANNOUNCE_PROCESS, so->mm);
     }
     rec->since = now;
@@ -617,6 +626,14 @@ static __always_inline void switch_in(struct task_rec *rec, __u32 tgid, __u32 ti
         return;
     }
     p = &rec->places[rec->id.place & 1];
+    if (p->walked & UNWIND_RESUME) {
+        /* a block's stack is known by its end: the rows may have come meanwhile */
+        p->walked &= ~UNWIND_RESUME;
+        unwind_resume(&p->ustack, tid, rec->start_time);
+        /* whole or not, the stack may have changed: stored anew */
+        p->user_hash = stack_hash(&p->ustack, OFFCPU_USER_DEPTH);
+        p->stored_gen = 0;
+    }
     now = bpf_ktime_get_ns();
     /* since, not ts: charge_blocked moves ts at each flip */
     charge(&rec->id, p, &p->stored_gen, tgid, tid, ts, rec->woken, now,
@@ -698,6 +715,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
     if (traced(tid, flags, prev_state)) {
         struct switch_out so = {
             .start_time = TASK_FIELD(btf, prev, start_time),
+            .tid = tid,
             .tgid = TASK_FIELD(btf, prev, tgid),
             .state = state_of(preempt, prev_state),
             .exec_id = (__u32)TASK_FIELD(btf, prev, self_exec_id),

@@ -208,6 +208,8 @@ enum offcpu_stat {
     OFFCPU_STAT_UNWIND_FP,       /* frames found by frame pointer, in code without rows */
     OFFCPU_STAT_UNWIND_VMA,      /* frames in code the table did not know, found by its VMA */
     OFFCPU_STAT_UNWIND_MAPPED,   /* ...found among the code recorded as it was mapped */
+    OFFCPU_STAT_UNWIND_RESUMED,  /* short walks made whole at switch-in, from a copy of the stack */
+    OFFCPU_STAT_UNWIND_RESUMED_SHORT, /* ...still short then: the rows were not loaded yet */
     OFFCPU_STAT__MAX,
 };
 

@@ -416,6 +416,8 @@ static const char *const counter_names[OFFCPU_STAT__MAX] = {
     [OFFCPU_STAT_UNWIND_FP] = "unwind_frame_pointer_frames",
     [OFFCPU_STAT_UNWIND_VMA] = "unwind_vma_frames",
     [OFFCPU_STAT_UNWIND_MAPPED] = "unwind_mapped_frames",
+    [OFFCPU_STAT_UNWIND_RESUMED] = "unwind_resumed",
+    [OFFCPU_STAT_UNWIND_RESUMED_SHORT] = "unwind_resumed_short",
 };
 
 /* Losses: what an operator alerts on. The rest are events. */

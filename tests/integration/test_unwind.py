@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import WORKLOADS as BUILT_WORKLOADS, Daemon, cgroup2_mount
+from conftest import WORKLOADS as BUILT_WORKLOADS, Daemon, cgroup2_mount, within
 
 # Where a thread begins: glibc's _start (the main thread) and clone3 (every other),
 # whose call frame information marks the return address undefined. A stripped
@@ -474,3 +474,52 @@ def test_rows_unloaded_when_no_process_maps_the_file(daemons, tmp_path):
     text = dwarf.ctl("status").stdout
     for line in ("unwind files", "unwind rows", "unwind memory", "unwind memory limit"):
         assert line in text, text
+
+
+# The workloads' own clocks (wall minus thread CPU time around each blocking call)
+# and offcpud's sums agree this closely.
+OWN_CLOCK_REL = 0.01
+
+
+def measured(tmp, name, *args):
+    """Run a copy of a test workload (a file no daemon has read) out of a cold cache, a
+    new process in the traced cgroup: the daemon reads the program's rows from the disk
+    while it runs. Its own measures."""
+    copy = tmp / name
+    shutil.copy2(BUILT_WORKLOADS / name, copy)
+    cold(copy)
+    res = subprocess.run([str(copy), *args], capture_output=True, text=True,
+                         timeout=60, check=True, preexec_fn=into_cgroup)
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def whole_time_in(stacks, function):
+    """Time in stacks that name function and reach the thread's entry: blocks walked
+    whole, from the very first."""
+    return sum(s["total_ns"] for s in stacks if function in s["user"] and reaches_entry(s))
+
+
+def test_first_blocks_of_new_threads_whole(daemons, tmp_path):
+    """A new process's new threads (a sleeper, a pipe reader), blocked from their first
+    instructions on: their time in stacks that name the blocking function and reach
+    clone3 is their own measure of it, within 1%. A block walked short (before the
+    process's table is read) would fall out of the sum."""
+    dwarf, _ = daemons
+    truth = measured(tmp_path, "sleep_and_pipe")
+    _, stacks = entry_share(dwarf, truth["pid"])
+    for function, key in (("block_in_nanosleep_100x10ms", "nanosleep_offcpu_ns"),
+                          ("block_in_pipe_read", "pipe_offcpu_ns")):
+        got = whole_time_in(stacks, function)
+        assert within(got, truth[key], OWN_CLOCK_REL), \
+            f"{function}: {got} ns whole, {truth[key]} measured\n{why(dwarf, stacks)}"
+
+
+def test_200ms_process_whole(daemons, tmp_path):
+    """short_lived lives 200 ms, sleeping from its start: all of that in stacks that
+    name the sleeping function and reach _start, within 1% of its own measure."""
+    dwarf, _ = daemons
+    truth = measured(tmp_path, "short_lived")
+    _, stacks = entry_share(dwarf, truth["pid"])
+    got = whole_time_in(stacks, "short_lived_sleep_20x10ms")
+    assert within(got, truth["nanosleep_offcpu_ns"], OWN_CLOCK_REL), \
+        f"{got} ns whole, {truth['nanosleep_offcpu_ns']} measured\n{why(dwarf, stacks)}"
