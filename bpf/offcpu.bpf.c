@@ -407,8 +407,9 @@ static __always_inline void switch_out(void *ctx, struct task_rec *rec, const st
     if (!so->kthread && so->state != OFFCPU_STATE_RUNNABLE &&
         (!rec->announced ||
          (rec->announced == 1 && rec->places[rec->id.place & 1].walked & UNWIND_NEW_CODE))) {
+        announce(so->tgid, so->exec_id,
+                 rec->announced ? OFFCPU_ANNOUNCE_MAPPED : OFFCPU_ANNOUNCE_PROCESS, so->mm);
         rec->announced++;
-        announce(so->tgid, so->exec_id, OFFCPU_ANNOUNCE_PROCESS, so->mm);
     }
     rec->since = now;
     /* a preempted task waits for a CPU from now on; a blocked one from its

@@ -168,6 +168,10 @@ enum offcpu_announce_kind {
     /* on unwind_asks: an exec, or the walk met an address space or an
      * address its table does not know (a dlopen): read the unwind table */
     OFFCPU_ANNOUNCE_UNWIND_TABLE,
+    /* a walk went through code mapped since the mappings were read (the
+     * first block was in ld.so, loading libraries): read them again, even
+     * if just read */
+    OFFCPU_ANNOUNCE_MAPPED,
 };
 
 struct offcpu_announce {

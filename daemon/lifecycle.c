@@ -125,8 +125,9 @@ static void on_announce(void *userdata, const struct offcpu_announce *a)
 {
     struct daemon *d = userdata;
 
-    if (a->kind == OFFCPU_ANNOUNCE_PROCESS || a->kind == OFFCPU_ANNOUNCE_EXEC)
-        symbolizer_prefetch(d->sym, (pid_t)a->tgid, a->exec_id);
+    if (a->kind == OFFCPU_ANNOUNCE_PROCESS || a->kind == OFFCPU_ANNOUNCE_EXEC ||
+        a->kind == OFFCPU_ANNOUNCE_MAPPED)
+        symbolizer_prefetch(d->sym, (pid_t)a->tgid, a->exec_id, a->kind == OFFCPU_ANNOUNCE_MAPPED);
 }
 
 static void on_announcements(struct event_source *src, uint32_t events)

@@ -338,11 +338,16 @@ const char *process_image_jit_symbol(struct process_images *pi, struct process_i
     return img->perf_map ? perf_map_lookup(img->perf_map, addr) : NULL;
 }
 
-int process_images_prefetch(struct process_images *pi, pid_t pid, uint32_t exec_id)
+int process_images_prefetch(struct process_images *pi, pid_t pid, uint32_t exec_id, bool again)
 {
     struct process_image *p;
     int r = image_get(pi, pid, exec_id, ANNOUNCE_MAX_AGE_NS, &p);
 
+    if (r == 0 && again && !p->frozen) {
+        r = image_refresh(pi, p);
+        if (r == 0)
+            r = p->error;
+    }
     if (r < 0)
         return r;
     for (size_t i = 0; i < p->maps.n; i++) {

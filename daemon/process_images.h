@@ -57,10 +57,10 @@ int process_images_locate(struct process_images *pi, pid_t pid, uint32_t exec_id
 const char *process_image_jit_symbol(struct process_images *pi, struct process_image *img,
                                      uint64_t addr);
 
-/* Read the mappings of an announced process now (unless just read), and
- * hold the files it maps, so that its frames can be named even if it is
- * gone by the next pass. */
-int process_images_prefetch(struct process_images *pi, pid_t pid, uint32_t exec_id);
+/* Read the mappings of an announced process now (unless just read, or again
+ * anyway), and hold the files it maps, so that its frames can be named even
+ * if it is gone by the next pass. */
+int process_images_prefetch(struct process_images *pi, pid_t pid, uint32_t exec_id, bool again);
 
 void process_images_get_stats(const struct process_images *pi, struct process_images_stats *ret);
 

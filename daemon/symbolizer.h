@@ -68,8 +68,9 @@ int symbolizer_kernel_frame(struct symbolizer *s, uint64_t ip, bool is_leaf, cha
                             size_t size);
 
 /* Read the mappings of process tgid now, and open the files it maps, so that
- * its frames can be named even if it is gone by the next pass. */
-int symbolizer_prefetch(struct symbolizer *s, pid_t tgid, uint32_t exec_id);
+ * its frames can be named even if it is gone by the next pass. again: even if
+ * they were just read (it has mapped more since). */
+int symbolizer_prefetch(struct symbolizer *s, pid_t tgid, uint32_t exec_id, bool again);
 
 void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *ret);
 
