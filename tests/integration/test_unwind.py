@@ -60,8 +60,9 @@ FRAME_POINTER_SHARE_MAX = 0.10
 # The issue's bar, which perf --call-graph dwarf reaches (95-100%). A process's first
 # blocks come before the daemon has read its table again; the libraries ld.so maps
 # are known from their mmap, and the program from the kernel, as soon as their rows
-# are loaded: only rows not yet derived (a program no process ran before, as perl's
-# 3.8 MB here: 6 ms, 25-60 ms in the sanitizer build) leave a walk short.
+# are loaded; a walk that meets rows not yet derived (a program no process ran before,
+# as perl's 3.8 MB here: 6 ms, 25-60 ms in the sanitizer build) goes on at switch-in.
+# Only a block that ends before the rows come stays short.
 DWARF_SHARE_MIN = 0.95
 
 PYTHON_WORKLOAD = r"""
@@ -330,8 +331,9 @@ def test_same_callers_as_perf(daemons, tmp_path, program):
     - perf goes on past a frame whose CFI says the return address is undefined only if
       libdw does; neither names a frame below the thread's entry.
     - perf's first samples of a process are whole at once (it unwinds later, in user
-      space, with every file at hand); offcpud's first blocks of a program whose rows
-      it has not derived yet are short (see DWARF_SHARE_MIN): not the heaviest."""
+      space, with every file at hand); offcpud's blocks that end before it has derived
+      the rows of a program no process ran before are short (see DWARF_SHARE_MIN):
+      never the heaviest here."""
     dwarf, _ = daemons
     argv, leaves = PERF_PROGRAMS[program](tmp_path)
     data = tmp_path / "perf.data"
