@@ -169,13 +169,14 @@ def why(daemon, stacks):
 
 
 def tree_of_files(root: Path, n=2000):
-    """n files of 4-32 KiB (36 MiB), 100 to a directory: tar's time goes to reading
-    them, as a source tree's would."""
+    """n files of 12-96 KiB (108 MiB), 100 to a directory: tar's time goes to reading
+    them, as a tree's would, more than to its start (a first run's first blocks may
+    come before its rows: some ms, see DWARF_SHARE_MIN)."""
     root.mkdir()
     for i in range(n):
         d = root / f"d{i // 100}"
         d.mkdir(exist_ok=True)
-        (d / f"f{i}").write_bytes(bytes(range(256)) * 16 * (1 + i % 8))
+        (d / f"f{i}").write_bytes(bytes(range(256)) * 48 * (1 + i % 8))
     return root
 
 
