@@ -479,9 +479,16 @@ def test_rows_unloaded_when_no_process_maps_the_file(daemons, tmp_path):
         assert line in text, text
 
 
-# The workloads' own clocks (wall minus thread CPU time around each blocking call)
-# and offcpud's sums agree this closely.
-OWN_CLOCK_REL = 0.01
+# Of a thread's time in its wait, the share walked whole: every block, the first too.
+WHOLE_SHARE_MIN = 0.99
+# A call can wait without a context switch: on a VM whose vCPU is descheduled (steal
+# time) between arming the timer and schedule(), the wait passes before the thread
+# leaves the CPU; its own clock (wall minus thread CPU time) counts it, the scheduler
+# never sees it (about once in 500 calls here, see test_dump.py), and a pipe read may
+# find its byte there. So the clocks are compared over the calls seen, within 2% (one
+# 10 ms sleep of short_lived's 20 is 5%).
+COUNT_SLACK = 0.05
+OWN_CLOCK_REL = 0.02
 
 
 def measured(tmp, name, *args):
@@ -496,33 +503,47 @@ def measured(tmp, name, *args):
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-def whole_time_in(stacks, function):
-    """Time in stacks that name function and reach the thread's entry: blocks walked
-    whole, from the very first."""
-    return sum(s["total_ns"] for s in stacks if function in s["user"] and reaches_entry(s))
+def assert_whole(daemon, truth, function, wait, calls, offcpu_ns, tid=None):
+    """The time in stacks of the thread (tid: a key of truth; else the process) that
+    name function and reach its entry is the workload's own measure, over the calls
+    that switched out: every block in the kernel's wait (a short stack too, which would
+    not name function or reach the entry) counts as a call seen."""
+    which = ["--pid", str(truth["pid"])] + (["--tid", str(truth[tid])] if tid else [])
+    _, stacks = entry_share(daemon, truth["pid"])
+    if tid:
+        stacks = daemon.dump_json(*which, "--since", "120s", "--frame-detail")["stacks"]
+    by_state = daemon.dump_json(*which, "--since", "120s", "--group-by", "state")["stacks"]
+    seen = sum(s["count"] for s in by_state if s["state"] == "S" and wait in s["kernel"])
+    assert (1 - COUNT_SLACK) * truth[calls] <= seen <= truth[calls], \
+        f"{seen} of {truth[calls]} calls seen\n{why(daemon, stacks)}"
+    waits = [s for s in stacks if wait in s["kernel"]]
+    whole_waits = sum(s["total_ns"] for s in waits if function in s["user"] and reaches_entry(s))
+    assert whole_waits >= WHOLE_SHARE_MIN * sum(s["total_ns"] for s in waits), \
+        f"{function}: {whole_waits} ns of the waits whole\n{why(daemon, waits)}"
+    whole = sum(s["total_ns"] for s in stacks if function in s["user"] and reaches_entry(s))
+    expected = truth[offcpu_ns] * seen / truth[calls]
+    assert within(whole, expected, OWN_CLOCK_REL), \
+        f"{function}: {whole} ns whole, {expected:.0f} measured\n{why(daemon, stacks)}"
 
 
 def test_first_blocks_of_new_threads_whole(daemons, tmp_path):
     """A new process's new threads (a sleeper, a pipe reader), blocked from their first
-    instructions on: their time in stacks that name the blocking function and reach
-    clone3 is their own measure of it, within 1%. A block walked short (before the
-    process's table is read) would fall out of the sum."""
+    instructions on: 99% of their time in the wait is in stacks that name the blocking
+    function and reach clone3 (a block walked short, before the program's rows were
+    read, falls out), and that is their own measure of it. A first sleep lost is 1%."""
     dwarf, _ = daemons
     truth = measured(tmp_path, "sleep_and_pipe")
-    _, stacks = entry_share(dwarf, truth["pid"])
-    for function, key in (("block_in_nanosleep_100x10ms", "nanosleep_offcpu_ns"),
-                          ("block_in_pipe_read", "pipe_offcpu_ns")):
-        got = whole_time_in(stacks, function)
-        assert within(got, truth[key], OWN_CLOCK_REL), \
-            f"{function}: {got} ns whole, {truth[key]} measured\n{why(dwarf, stacks)}"
+    assert_whole(dwarf, truth, "block_in_nanosleep_100x10ms", "do_nanosleep", "nanosleep_calls",
+                 "nanosleep_offcpu_ns", tid="nanosleep_tid")
+    assert_whole(dwarf, truth, "block_in_pipe_read", "anon_pipe_read", "pipe_calls",
+                 "pipe_offcpu_ns", tid="pipe_tid")
 
 
 def test_200ms_process_whole(daemons, tmp_path):
-    """short_lived lives 200 ms, sleeping from its start: all of that in stacks that
-    name the sleeping function and reach _start, within 1% of its own measure."""
+    """short_lived lives 200 ms, sleeping from its start: 99% of its time asleep in
+    stacks that name the sleeping function and reach _start (its first sleep is 5%),
+    and that is its own measure of it."""
     dwarf, _ = daemons
     truth = measured(tmp_path, "short_lived")
-    _, stacks = entry_share(dwarf, truth["pid"])
-    got = whole_time_in(stacks, "short_lived_sleep_20x10ms")
-    assert within(got, truth["nanosleep_offcpu_ns"], OWN_CLOCK_REL), \
-        f"{got} ns whole, {truth['nanosleep_offcpu_ns']} measured\n{why(dwarf, stacks)}"
+    assert_whole(dwarf, truth, "short_lived_sleep_20x10ms", "do_nanosleep", "nanosleep_calls",
+                 "nanosleep_offcpu_ns")
