@@ -80,7 +80,7 @@ struct place {
     __u64 user_hash;   /* or OFFCPU_STACK_MISSED */
     __u64 kernel_hash; /* or OFFCPU_STACK_MISSED */
     __u32 stored_gen;  /* gen + 1 when both stacks are known to be in that gen's map */
-    __u32 pad;
+    __u32 walked;      /* enum unwind_result of the user stack's walk */
     struct offcpu_stack ustack;
     struct kernel_stack kstack;
 };
@@ -90,7 +90,7 @@ struct task_rec {
     __u64 since;          /* switch-out time, which charge_blocked leaves alone */
     __u64 woken;          /* runnable since (wakeup or preemption); 0: still blocked */
     __u64 start_time;     /* identifies the task when records are keyed by tid */
-    __u32 announced;      /* the daemon was told about this thread */
+    __u32 announced;      /* the daemon was told about this thread (twice: see switch_out) */
     __u32 uncached;       /* a check found other stacks at a known place: always walk */
     __u32 waker_uncached; /* the same, of the place it wakes tasks from */
     __u32 pad;
@@ -274,7 +274,7 @@ static __always_inline __u32 take_stack(void *ctx, struct offcpu_stack *s, __u32
 /* What sched_switch tells about the task switching out. */
 struct switch_out {
     __u64 start_time;
-    __u32 tgid;
+    __u32 tgid, tid;
     __u32 state;
     __u32 exec_id;
     __u64 cgroup_id;
@@ -289,9 +289,11 @@ struct switch_out {
 
 /* The user stack, from call frame information or frame pointers. Returns
  * its hash; *final is false when the walk met what its table does not know
- * yet: the stacks are not to be reused, a later walk will know more. */
+ * yet: the stacks are not to be reused, a later walk will know more.
+ * *walked: what the walk found (enum unwind_result). */
 static __always_inline __u64 take_user_stack(void *ctx, struct offcpu_stack *s,
-                                             const struct switch_out *so, bool *final)
+                                             const struct switch_out *so, bool *final,
+                                             __u32 *walked)
 {
     if (unwind_dwarf && so->has_regs) {
         struct unwind_start start = {.ip = so->fp.ip,
@@ -299,10 +301,12 @@ static __always_inline __u64 take_user_stack(void *ctx, struct offcpu_stack *s,
                                      .bp = so->fp.bp,
                                      .di = so->fp.di,
                                      .mm = so->mm,
+                                     .start_time = so->start_time,
                                      .tgid = so->tgid,
-                                     .exec_id = so->exec_id};
-
-        *final = unwind_user_stack(s, &start);
+                                     .exec_id = so->exec_id,
+                                     .tid = so->tid};
+        *walked = unwind_user_stack(s, &start);
+        *final = *walked & UNWIND_WHOLE;
     } else {
         s->nr = take_stack(ctx, s, 0, sizeof(s->ip), true);
         if (!s->nr)
@@ -324,11 +328,12 @@ static __always_inline bool walk_stacks(void *ctx, struct place *p, const struct
 
     k->nr = take_stack(ctx, k, 0, sizeof(p->kstack.ip), false);
     p->kernel_hash = k->nr ? stack_hash(k, OFFCPU_KERNEL_DEPTH) : OFFCPU_STACK_MISSED;
+    p->walked = 0;
     if (so->kthread) {
         p->ustack.nr = 0;
         p->user_hash = OFFCPU_STACK_MISSED;
     } else {
-        p->user_hash = take_user_stack(ctx, &p->ustack, so, &final);
+        p->user_hash = take_user_stack(ctx, &p->ustack, so, &final, &p->walked);
     }
     p->stored_gen = 0;
     stat_add(waker ? OFFCPU_STAT_WAKER_WALKS : OFFCPU_STAT_WALKS, 1);
@@ -421,10 +426,15 @@ static __always_inline void switch_out(void *ctx, struct task_rec *rec, const st
     rec->id.place =
         stacks_at(ctx, rec->places, PLACES, rec->id.place ^ 1, &rec->uncached, so, false, &walked);
     /* A short-lived process may be gone before the next drain: have its
-     * mappings read now. Not at a preemption: it may still be in ld.so. */
-    if (!rec->announced && !so->kthread && so->state != OFFCPU_STATE_RUNNABLE) {
-        rec->announced = 1;
-        announce(so->tgid, so->exec_id, OFFCPU_ANNOUNCE_PROCESS, so->mm);
+     * mappings read now. Not at a preemption: it may still be in ld.so. It
+     * may all the same (loading libraries from a cold cache): once more when
+     * a walk first goes through code mapped since its table was read. */
+    if (!so->kthread && so->state != OFFCPU_STATE_RUNNABLE &&
+        (!rec->announced ||
+         (rec->announced == 1 && rec->places[rec->id.place & 1].walked & UNWIND_NEW_CODE))) {
+        announce(so->tgid, so->exec_id,
+                 rec->announced ? OFFCPU_ANNOUNCE_MAPPED : OFFCPU_ANNOUNCE_PROCESS, so->mm);
+        rec->announced++;
     }
     rec->since = now;
     /* a preempted task waits for a CPU from now on; a blocked one from its
@@ -672,6 +682,14 @@ static __always_inline void switch_in(struct task_rec *rec, __u32 tgid, __u32 ti
         return;
     }
     p = &rec->places[rec->id.place & 1];
+    if (p->walked & UNWIND_RESUME) {
+        /* a block's stack is known by its end: the rows may have come meanwhile */
+        p->walked &= ~UNWIND_RESUME;
+        unwind_resume(&p->ustack, tid, rec->start_time);
+        /* whole or not, the stack may have changed: stored anew */
+        p->user_hash = stack_hash(&p->ustack, OFFCPU_USER_DEPTH);
+        p->stored_gen = 0;
+    }
     now = bpf_ktime_get_ns();
     /* since, not ts: charge_blocked moves ts at each flip */
     charge(&rec->id, p, &p->stored_gen, tgid, tid, ts, rec->woken, now,
@@ -753,6 +771,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
     if (traced(tid, flags, prev_state)) {
         struct switch_out so = {
             .start_time = TASK_FIELD(btf, prev, start_time),
+            .tid = tid,
             .tgid = TASK_FIELD(btf, prev, tgid),
             .state = state_of(preempt, prev_state),
             .exec_id = (__u32)TASK_FIELD(btf, prev, self_exec_id),
@@ -810,7 +829,9 @@ int BPF_PROG(on_switch_raw, bool preempt, struct task_struct *prev, struct task_
 
 /* The new image's mappings are read now; the old image's, read when the
  * process first blocked, are kept for the stacks taken before. Its unwind
- * table is read now too, before it first blocks. */
+ * table is read now too, before it first blocks; until the daemon has read
+ * it, the walk knows the program from the kernel (find_exe) and the dynamic
+ * linker from here: the process starts at its entry point. */
 static __always_inline int on_exec(struct task_struct *p, const bool btf)
 {
     __u32 tgid = TASK_FIELD(btf, p, tgid), exec_id = (__u32)TASK_FIELD(btf, p, self_exec_id);
@@ -821,6 +842,11 @@ static __always_inline int on_exec(struct task_struct *p, const bool btf)
         return 0;
     announce(tgid, exec_id, OFFCPU_ANNOUNCE_EXEC, mm);
     request_table(tgid, exec_id, mm);
+    if (unwind_dwarf) {
+        struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+        remember_mapping(tgid, mm, BPF_CORE_READ(regs, ip));
+    }
     return 0;
 }
 
@@ -834,6 +860,21 @@ SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_exec_raw, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
     return on_exec(p, false);
+}
+
+/* Code a process maps (ld.so mapping the libraries, a dlopen), kept for the
+ * walk until the daemon has read the process's table again. A classic
+ * tracepoint on one syscall: no cost to any other. */
+SEC("tracepoint/syscalls/sys_exit_mmap")
+int on_mmap(struct trace_event_raw_sys_exit *ctx)
+{
+    __u64 addr = (__u64)ctx->ret;
+
+    /* an error is -4095..-1 */
+    if (addr >= (__u64)-4095 || !in_traced_cgroup())
+        return 0;
+    remember_mapping(bpf_get_current_pid_tgid() >> 32, (__u64)bpf_get_current_task_btf()->mm, addr);
+    return 0;
 }
 
 /*

@@ -173,6 +173,10 @@ enum offcpu_announce_kind {
     /* on unwind_asks: an exec, or the walk met an address space or an
      * address its table does not know (a dlopen): read the unwind table */
     OFFCPU_ANNOUNCE_UNWIND_TABLE,
+    /* a walk went through code mapped since the mappings were read (the
+     * first block was in ld.so, loading libraries): read them again, even
+     * if just read */
+    OFFCPU_ANNOUNCE_MAPPED,
 };
 
 struct offcpu_announce {
@@ -221,33 +225,36 @@ enum offcpu_stat {
     OFFCPU_STAT_USER_STACK_EFAULT, /* user stack unreadable (paged out, no frame pointer) */
     OFFCPU_STAT_USER_STACK_ERROR,  /* any other user stack error */
     OFFCPU_STAT_KERNEL_STACK_ERROR,
-    OFFCPU_STAT_STACK_MAP_FULL,     /* a stack could not be stored: its time counts as missed */
-    OFFCPU_STAT_STACK_COLLISION,    /* two different stacks with one hash: time counts as missed */
-    OFFCPU_STAT_AGG_MAP_FULL,       /* an aggregate entry could not be created: time lost */
-    OFFCPU_STAT_AGG_LOST_NS,        /* ...and how much time that was */
-    OFFCPU_STAT_NO_SWITCH_OUT,      /* switch-in with no switch-out record (task seen first) */
-    OFFCPU_STAT_STORAGE_FAIL,       /* no per-task storage could be had at switch-out */
-    OFFCPU_STAT_ANNOUNCE_LOST,      /* a new process could not be announced: ring buffer full */
-    OFFCPU_STAT_WALKS,              /* switch-outs whose stacks were walked */
-    OFFCPU_STAT_CACHE_HITS,         /* ...whose stacks were reused: blocked at the same place */
-    OFFCPU_STAT_CACHE_CHECKS,       /* hits walked anyway, to check the cache */
-    OFFCPU_STAT_CACHE_MISMATCH,     /* ...where the walk found other stacks */
-    OFFCPU_STAT_OVER_BUDGET,        /* a cgroup's new stack or entry beyond its share */
-    OFFCPU_STAT_UNWIND_WALKS,       /* user stacks walked from call frame information */
-    OFFCPU_STAT_UNWIND_FRAMES,      /* ...frames they found */
-    OFFCPU_STAT_UNWIND_ENTRY,       /* ...walks that reached the thread's entry */
-    OFFCPU_STAT_UNWIND_END,         /* ...that met a null return address or frame pointer */
-    OFFCPU_STAT_UNWIND_NO_TABLE,    /* ...that met an address space or address not yet known */
-    OFFCPU_STAT_UNWIND_UNKNOWN,     /* ...that met CFI they cannot follow */
-    OFFCPU_STAT_UNWIND_READ,        /* ...that could not read the user stack */
-    OFFCPU_STAT_UNWIND_DEPTH,       /* ...that were cut at OFFCPU_USER_DEPTH frames */
-    OFFCPU_STAT_UNWIND_FP,          /* frames found by frame pointer, in code without rows */
-    OFFCPU_STAT_UNWIND_VMA,         /* frames in code the table did not know, found by its VMA */
-    OFFCPU_STAT_WAKES,              /* wakeups of blocked tasks paired with their waker */
-    OFFCPU_STAT_WAKE_MAP_FULL,      /* ...that found no room in the generation's waker map */
-    OFFCPU_STAT_WAKE_LOST_NS,       /* ...and the blocked time they had */
-    OFFCPU_STAT_WAKE_NO_CONTEXT,    /* ...whose context (task, interrupt) could not be told */
-    OFFCPU_STAT_WAKER_WALKS,        /* wakeups whose waker's stacks were walked */
+    OFFCPU_STAT_STACK_MAP_FULL,  /* a stack could not be stored: its time counts as missed */
+    OFFCPU_STAT_STACK_COLLISION, /* two different stacks with one hash: time counts as missed */
+    OFFCPU_STAT_AGG_MAP_FULL,    /* an aggregate entry could not be created: time lost */
+    OFFCPU_STAT_AGG_LOST_NS,     /* ...and how much time that was */
+    OFFCPU_STAT_NO_SWITCH_OUT,   /* switch-in with no switch-out record (task seen first) */
+    OFFCPU_STAT_STORAGE_FAIL,    /* no per-task storage could be had at switch-out */
+    OFFCPU_STAT_ANNOUNCE_LOST,   /* a new process could not be announced: ring buffer full */
+    OFFCPU_STAT_WALKS,           /* switch-outs whose stacks were walked */
+    OFFCPU_STAT_CACHE_HITS,      /* ...whose stacks were reused: blocked at the same place */
+    OFFCPU_STAT_CACHE_CHECKS,    /* hits walked anyway, to check the cache */
+    OFFCPU_STAT_CACHE_MISMATCH,  /* ...where the walk found other stacks */
+    OFFCPU_STAT_OVER_BUDGET,     /* a cgroup's new stack or entry beyond its share */
+    OFFCPU_STAT_UNWIND_WALKS,    /* user stacks walked from call frame information */
+    OFFCPU_STAT_UNWIND_FRAMES,   /* ...frames they found */
+    OFFCPU_STAT_UNWIND_ENTRY,    /* ...walks that reached the thread's entry */
+    OFFCPU_STAT_UNWIND_END,      /* ...that met a null return address or frame pointer */
+    OFFCPU_STAT_UNWIND_NO_TABLE, /* ...that met an address space or address not yet known */
+    OFFCPU_STAT_UNWIND_UNKNOWN,  /* ...that met CFI they cannot follow */
+    OFFCPU_STAT_UNWIND_READ,     /* ...that could not read the user stack */
+    OFFCPU_STAT_UNWIND_DEPTH,    /* ...that were cut at OFFCPU_USER_DEPTH frames */
+    OFFCPU_STAT_UNWIND_FP,       /* frames found by frame pointer, in code without rows */
+    OFFCPU_STAT_UNWIND_VMA,      /* frames in code the table did not know, found by its VMA */
+    OFFCPU_STAT_UNWIND_MAPPED,   /* ...found among the code recorded as it was mapped */
+    OFFCPU_STAT_UNWIND_RESUMED,  /* short walks made whole at switch-in, from a copy of the stack */
+    OFFCPU_STAT_UNWIND_RESUMED_SHORT, /* ...still short then: the rows were not loaded yet */
+    OFFCPU_STAT_WAKES,                /* wakeups of blocked tasks paired with their waker */
+    OFFCPU_STAT_WAKE_MAP_FULL,        /* ...that found no room in the generation's waker map */
+    OFFCPU_STAT_WAKE_LOST_NS,         /* ...and the blocked time they had */
+    OFFCPU_STAT_WAKE_NO_CONTEXT,      /* ...whose context (task, interrupt) could not be told */
+    OFFCPU_STAT_WAKER_WALKS,          /* wakeups whose waker's stacks were walked */
     OFFCPU_STAT_WAKER_CACHE_HITS,   /* ...reused: a task waking from a place it woke from before */
     OFFCPU_STAT_WAKER_CACHE_CHECKS, /* hits walked anyway, to check the cache */
     OFFCPU_STAT_WAKER_CACHE_MISMATCH,  /* ...where the walk found other stacks */

@@ -89,9 +89,72 @@ struct walk {
     __u32 has_table; /* the process's table is of this address space */
     __u32 vma_tried; /* bpf_find_vma was called: once per program run, or it fails */
     __u32 unknown;   /* an address was in no code the walk knew: the stack may be incomplete */
+    __u32 tid;
+    __u32 resuming; /* walking on from a copy of the stack (see unwind_resume) */
+    __u32 stopped;  /* met code whose rows are not loaded: stop_* is the state there */
+    __u32 stop_i;   /* ...the frame it was at */
+    __u32 stop_bp_known;
+    __u32 new_code; /* went through code mapped since the table was read */
+    __u64 stop_pc, stop_sp, stop_bp;
     struct offcpu_unwind_mapping exe; /* without a table: the program's own code (see find_exe) */
     struct offcpu_unwind_mapping vma; /* what bpf_find_vma found (row_count 0: nothing) */
 };
+
+/*
+ * A walk that met code whose rows are not loaded yet (a new process's first
+ * blocks come before the daemon has read the files it maps) keeps a copy of
+ * the stack above that point, and goes on from it when the task is switched
+ * back in: a block later, the daemon has most often loaded the rows. The
+ * copy is read then, not the task's memory: at switch-in the address space
+ * mapped is the other task's.
+ */
+#define RESUME_STACK_BYTES 8192
+#define RESUME_CHUNK       1024 /* copied a chunk at a time: the last may lie past the stack */
+
+struct resume {
+    __u64 start_time; /* the task's: a tid reused is another task */
+    __u64 pc, sp, bp, di, mm;
+    __u32 bp_known;
+    __u32 first_i; /* the frame the walk stopped at */
+    __u32 tgid, exec_id;
+    __u32 len; /* bytes of stack copied from sp */
+    __u32 pad;
+    __u8 stack[RESUME_STACK_BYTES];
+};
+
+/* By tid: a task that never runs again (killed while blocked) leaves its
+ * copy behind, for the LRU to take back. */
+struct {
+    __uint(type, BPF_MAP_TYPE_LRU_HASH);
+    __uint(max_entries, 256);
+    __type(key, __u32);
+    __type(value, struct resume);
+} unwind_resumes SEC(".maps");
+
+/* The value a new copy starts from: too large for the BPF stack. */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct resume);
+} unwind_resume_empty SEC(".maps");
+
+/* size bytes of the stack at addr: the task's memory, or the copy. */
+static __always_inline long read_stack(const struct walk *w, void *dst, __u32 size, __u64 addr)
+{
+    const struct resume *r;
+    __u64 off;
+
+    if (!w->resuming)
+        return bpf_probe_read_user(dst, size, (void *)addr);
+    r = bpf_map_lookup_elem(&unwind_resumes, &w->tid);
+    if (!r || addr < r->sp)
+        return -14; /* -EFAULT */
+    off = addr - r->sp;
+    if (off > RESUME_STACK_BYTES - 16 || off + size > r->len)
+        return -14; /* -EFAULT */
+    return bpf_probe_read_kernel(dst, size, &r->stack[off]);
+}
 
 /*
  * The mapping holding addr, copied into *ret; false for none. Copied, not
@@ -173,7 +236,7 @@ static __always_inline struct offcpu_unwind_file *file_rows(__u64 dev, __u64 ino
  */
 static __always_inline void find_exe(struct walk *w)
 {
-    struct mm_struct *mm = bpf_get_current_task_btf()->mm;
+    struct mm_struct *mm = (struct mm_struct *)w->mm;
     struct offcpu_unwind_file *f;
     struct inode *inode;
 
@@ -208,6 +271,8 @@ static long vma_mapping(struct task_struct *task, struct vm_area_struct *vma, vo
 static __always_inline bool mapping_from_vma(struct walk *w, __u64 addr,
                                              struct offcpu_unwind_mapping *ret)
 {
+    if (w->resuming) /* current is another task */
+        return false;
     if (!w->vma_tried) {
         struct offcpu_unwind_mapping found = {};
 
@@ -223,6 +288,91 @@ static __always_inline bool mapping_from_vma(struct walk *w, __u64 addr,
     return true;
 }
 
+/*
+ * Code mapped since the daemon read the process's table, recorded as it is
+ * mapped: the dynamic linker at exec (the kernel maps it), then every mmap.
+ * A new process's first blocks come before the daemon has read its table
+ * again, and looking a VMA up at the walk mostly fails here: the mmap lock
+ * taken with interrupts off is given back by an irq_work, and until that
+ * has run every other lookup on the CPU fails (-EBUSY). At the mmap, in the
+ * task's own context with interrupts on, the lookup does not fail. Only
+ * files whose rows are loaded are kept (libc, known from every process).
+ */
+#define MAPPED_MAX 16
+
+struct mapped_code {
+    __u64 mm; /* the address space the entries are of: reset at exec */
+    __u32 n;  /* slots taken (may exceed MAPPED_MAX: those were not kept) */
+    __u32 pad;
+    struct offcpu_unwind_mapping maps[MAPPED_MAX];
+};
+
+/* Recent processes only: the daemon's table takes over from them. */
+struct {
+    __uint(type, BPF_MAP_TYPE_LRU_HASH);
+    __uint(max_entries, 1024);
+    __type(key, __u32); /* tgid */
+    __type(value, struct mapped_code);
+} unwind_mapped SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct mapped_code);
+} unwind_mapped_empty SEC(".maps");
+
+/* Remember the code mapped at addr in the current process, whose address
+ * space is mm. Process context only (see above). */
+static __always_inline void remember_mapping(__u32 tgid, __u64 mm, __u64 addr)
+{
+    struct offcpu_unwind_mapping found = {};
+    struct mapped_code *m, *empty;
+    __u32 zero = 0, n;
+
+    bpf_find_vma(bpf_get_current_task_btf(), addr, vma_mapping, &found, 0);
+    if (!found.row_count)
+        return;
+    m = bpf_map_lookup_elem(&unwind_mapped, &tgid);
+    if (!m || m->mm != mm) {
+        /* a new process, or an exec: the entries of the old image go */
+        empty = bpf_map_lookup_elem(&unwind_mapped_empty, &zero);
+        if (!empty || bpf_map_update_elem(&unwind_mapped, &tgid, empty, BPF_ANY) < 0)
+            return;
+        m = bpf_map_lookup_elem(&unwind_mapped, &tgid);
+        if (!m)
+            return;
+        m->mm = mm;
+    }
+    n = __sync_fetch_and_add(&m->n, 1);
+    if (n < MAPPED_MAX)
+        m->maps[n] = found;
+}
+
+/* The mapping holding addr among those recorded as they were mapped: the
+ * newest first, as a later mmap over the same addresses replaced the older. */
+static __always_inline bool mapping_recorded(const struct walk *w, __u64 addr,
+                                             struct offcpu_unwind_mapping *ret)
+{
+    struct mapped_code *m = bpf_map_lookup_elem(&unwind_mapped, &w->tgid);
+    __u32 n;
+
+    if (!m || m->mm != w->mm)
+        return false;
+    n = m->n < MAPPED_MAX ? m->n : MAPPED_MAX;
+    for (__u32 k = 0; k < MAPPED_MAX && k < n; k++) {
+        __u32 i = n - 1 - k;
+
+        if (i < MAPPED_MAX && addr >= m->maps[i].start && addr < m->maps[i].end &&
+            m->maps[i].row_count) {
+            *ret = m->maps[i];
+            stat_add(OFFCPU_STAT_UNWIND_MAPPED, 1);
+            return true;
+        }
+    }
+    return false;
+}
+
 static __always_inline void request_table(__u32 tgid, __u32 exec_id, __u64 mm)
 {
     struct offcpu_announce a = {
@@ -232,7 +382,8 @@ static __always_inline void request_table(__u32 tgid, __u32 exec_id, __u64 mm)
         stat_add(OFFCPU_STAT_ANNOUNCE_LOST, 1);
 }
 
-/* Where the table does not say: the program's own code, else its VMA. */
+/* Where the table does not say: the program's own code, code recorded as it
+ * was mapped, else its VMA. */
 static __always_inline bool mapping_without_table(struct walk *w, __u64 addr,
                                                   struct offcpu_unwind_mapping *ret)
 {
@@ -240,7 +391,10 @@ static __always_inline bool mapping_without_table(struct walk *w, __u64 addr,
         *ret = w->exe;
         return true;
     }
-    return mapping_from_vma(w, addr, ret);
+    if (!mapping_recorded(w, addr, ret) && !mapping_from_vma(w, addr, ret))
+        return false;
+    w->new_code = true;
+    return true;
 }
 
 /* Ask the daemon to read the process's table again: once, until it has. */
@@ -273,7 +427,7 @@ static __always_inline bool has_table(struct walk *w)
     /* a table read at start knows no address space yet: it is this one's if
      * this process is the one that had the pid then (the daemon read the
      * table after this process began; an exec since was announced) */
-    if (p->mm == 0) {
+    if (p->mm == 0 && !w->resuming) {
         __u64 started = bpf_get_current_task_btf()->group_leader->start_boottime;
 
         if (started >= p->started_from && started < p->started_to)
@@ -299,7 +453,7 @@ static __always_inline bool step_by_frame_pointer(struct walk *w)
         w->end = WALK_END;
         return false;
     }
-    if (bpf_probe_read_user(frame, sizeof(frame), (void *)w->bp) < 0) {
+    if (read_stack(w, frame, sizeof(frame), w->bp) < 0) {
         w->end = WALK_READ;
         return false;
     }
@@ -338,9 +492,8 @@ static __always_inline bool step_by_row(struct walk *w, const struct offcpu_unwi
     }
     if (row->ra == OFFCPU_RA_IN_RDI) {
         /* only the innermost frame's rdi is known */
-        if (!w->first ||
-            (row->rbp == OFFCPU_RBP_SAVED &&
-             bpf_probe_read_user(&frame[0], sizeof(frame[0]), (void *)(cfa + row->rbp_off)) < 0)) {
+        if (!w->first || (row->rbp == OFFCPU_RBP_SAVED &&
+                          read_stack(w, &frame[0], sizeof(frame[0]), cfa + row->rbp_off) < 0)) {
             w->end = WALK_UNKNOWN;
             return false;
         }
@@ -348,14 +501,14 @@ static __always_inline bool step_by_row(struct walk *w, const struct offcpu_unwi
     } else if (row->rbp == OFFCPU_RBP_SAVED && row->rbp_off == -16) {
         /* one read where rbp lies next to the return address, as after the
          * usual push rbp: user memory reads are dear */
-        if (bpf_probe_read_user(frame, sizeof(frame), (void *)(cfa - 16)) < 0) {
+        if (read_stack(w, frame, sizeof(frame), cfa - 16) < 0) {
             w->end = WALK_READ;
             return false;
         }
     } else {
-        if (bpf_probe_read_user(&frame[1], sizeof(frame[1]), (void *)(cfa - 8)) < 0 ||
+        if (read_stack(w, &frame[1], sizeof(frame[1]), cfa - 8) < 0 ||
             (row->rbp == OFFCPU_RBP_SAVED &&
-             bpf_probe_read_user(&frame[0], sizeof(frame[0]), (void *)(cfa + row->rbp_off)) < 0)) {
+             read_stack(w, &frame[0], sizeof(frame[0]), cfa + row->rbp_off) < 0)) {
             w->end = WALK_READ;
             return false;
         }
@@ -403,6 +556,14 @@ __noinline int unwind_frame(struct walk *w, __u32 i)
         if (!mapping_without_table(w, at, &m)) {
             w->end = WALK_NO_TABLE;
             w->unknown = true;
+            if (!w->stopped) {
+                w->stopped = true;
+                w->stop_i = i;
+                w->stop_pc = w->pc;
+                w->stop_sp = w->sp;
+                w->stop_bp = w->bp;
+                w->stop_bp_known = w->bp_known;
+            }
             /* Code the walk does not know (a process whose table is not read
              * yet, JIT code just mapped) is followed by frame pointer
              * meanwhile, as the kernel would. But a return address in no code
@@ -435,15 +596,18 @@ __noinline int unwind_frame(struct walk *w, __u32 i)
 struct walk_ctx {
     struct walk w;
     struct offcpu_stack *s;
+    __u32 first_i; /* the frame the walk starts at: 0, or where a resumed walk stopped */
 };
 
 /* bpf_loop's body: one frame, kept in the stack. */
 static long unwind_step(__u32 i, void *ctx)
 {
     struct walk_ctx *c = ctx;
-    int step = unwind_frame(&c->w, i);
+    int step;
     __u32 n;
 
+    i += c->first_i;
+    step = unwind_frame(&c->w, i);
     if (step == STEP_STOP)
         return 1;
     if (i > 0) { /* the first, the interrupted pc, is kept already */
@@ -461,13 +625,57 @@ static long unwind_step(__u32 i, void *ctx)
 struct unwind_start {
     __u64 ip, sp, bp, di;
     __u64 mm;
-    __u32 tgid, exec_id;
+    __u64 start_time; /* the task's */
+    __u32 tgid, exec_id, tid;
+    __u32 pad;
 };
 
+/* What unwind_user_stack found: none of these, a short walk (it met what its
+ * table does not know yet: not to be reused). */
+enum unwind_result {
+    UNWIND_WHOLE = 1,    /* as whole as the process's code allows */
+    UNWIND_RESUME = 2,   /* short, and to be walked on at switch-in (unwind_resume) */
+    UNWIND_NEW_CODE = 4, /* through code mapped since the process's table was read */
+};
+
+/* Copy the stack above where the walk stopped, and the state there. */
+static __always_inline bool save_resume(const struct walk *w, const struct unwind_start *r)
+{
+    struct resume *res, *empty;
+    __u32 zero = 0, tid = r->tid;
+
+    empty = bpf_map_lookup_elem(&unwind_resume_empty, &zero);
+    if (!empty || bpf_map_update_elem(&unwind_resumes, &tid, empty, BPF_ANY) < 0)
+        return false;
+    res = bpf_map_lookup_elem(&unwind_resumes, &tid);
+    if (!res)
+        return false;
+    res->start_time = r->start_time;
+    res->pc = w->stop_pc;
+    res->sp = w->stop_sp;
+    res->bp = w->stop_bp;
+    res->di = r->di;
+    res->mm = w->mm;
+    res->bp_known = w->stop_bp_known;
+    res->first_i = w->stop_i;
+    res->tgid = w->tgid;
+    res->exec_id = w->exec_id;
+    res->len = 0;
+    for (__u32 k = 0; k < RESUME_STACK_BYTES / RESUME_CHUNK; k++) {
+        if (bpf_probe_read_user(&res->stack[k * RESUME_CHUNK], RESUME_CHUNK,
+                                (void *)(w->stop_sp + k * RESUME_CHUNK)) < 0)
+            break;
+        res->len += RESUME_CHUNK;
+    }
+    return res->len > 0;
+}
+
 /*
- * The user stack from its registers, into s. Returns 0 where the walk met
- * what its table does not know yet (the stack may be incomplete, and is not
- * to be reused; the daemon was asked), 1 otherwise.
+ * The user stack from its registers, into s. Returns an enum unwind_result:
+ * short where the walk met what its table does not know yet (the stack may
+ * be incomplete, and is not to be reused; the daemon was asked), to be
+ * resumed where that was code whose rows are not loaded and the stack above
+ * could be copied.
  *
  * A global function: the verifier checks it once, not once for each path of
  * its caller that reaches it.
@@ -487,6 +695,7 @@ __noinline int unwind_user_stack(struct offcpu_stack *s, const struct unwind_sta
     w->mm = r->mm;
     w->tgid = r->tgid;
     w->exec_id = r->exec_id;
+    w->tid = r->tid;
     s->kernel = 0;
     s->ip[0] = r->ip;
     s->nr = 1;
@@ -499,6 +708,47 @@ __noinline int unwind_user_stack(struct offcpu_stack *s, const struct unwind_sta
         stat_add(OFFCPU_STAT_UNWIND_DEPTH, 1);
     else
         stat_add(w->end, 1);
+    return (w->new_code ? UNWIND_NEW_CODE : 0) | (!w->unknown                       ? UNWIND_WHOLE
+                                                  : w->stopped && save_resume(w, r) ? UNWIND_RESUME
+                                                                                    : 0);
+}
+
+/*
+ * The walk of s that stopped at code without rows, on from its copy of the
+ * stack, at the task's switch-in. Returns true when the stack is whole now.
+ * Once only: a walk that stops again keeps what it found.
+ */
+__noinline bool unwind_resume(struct offcpu_stack *s, __u32 tid, __u64 start_time)
+{
+    struct walk_ctx c = {.s = s};
+    struct walk *w = &c.w;
+    struct resume *r = bpf_map_lookup_elem(&unwind_resumes, &tid);
+
+    if (!s || !r)
+        return false;
+    if (r->start_time != start_time || r->first_i >= OFFCPU_USER_DEPTH) {
+        bpf_map_delete_elem(&unwind_resumes, &tid);
+        return false;
+    }
+    w->pc = r->pc;
+    w->sp = r->sp;
+    w->bp = r->bp;
+    w->di = r->di;
+    w->bp_known = r->bp_known;
+    w->mm = r->mm;
+    w->tgid = r->tgid;
+    w->exec_id = r->exec_id;
+    w->tid = tid;
+    w->resuming = true;
+    c.first_i = r->first_i;
+    /* the frames from the stop on go: those after it were followed by frame pointer */
+    s->nr = c.first_i ? c.first_i : 1;
+    w->has_table = has_table(w);
+    if (!w->has_table)
+        find_exe(w);
+    bpf_loop(OFFCPU_USER_DEPTH, unwind_step, &c, 0);
+    bpf_map_delete_elem(&unwind_resumes, &tid);
+    stat_add(w->unknown ? OFFCPU_STAT_UNWIND_RESUMED_SHORT : OFFCPU_STAT_UNWIND_RESUMED, 1);
     return !w->unknown;
 }
 

@@ -177,6 +177,8 @@ static int open_skeleton(const struct collector_options *o, const int *cgroup_fd
     skel->rodata->ntrace_cgroups = ncgroups;
     if (o->cgroup_share < 100)
         set_room(skel, o);
+    /* code mapped is recorded for the walk from call frame information only */
+    bpf_program__set_autoload(skel->progs.on_mmap, o->unwind_dwarf);
     if (attach == COLLECTOR_ATTACH_TP_BTF) {
         bpf_program__set_autoload(skel->progs.on_switch_raw, false);
         bpf_program__set_autoload(skel->progs.on_exec_raw, false);
@@ -510,6 +512,9 @@ static const char *const counter_names[OFFCPU_STAT__MAX] = {
     [OFFCPU_STAT_WAKER_CACHE_CHECKS] = "waker_cache_checks",
     [OFFCPU_STAT_WAKER_CACHE_MISMATCH] = "waker_cache_mismatches",
     [OFFCPU_STAT_WAKE_CONTEXT_DISAGREE] = "wake_context_disagree",
+    [OFFCPU_STAT_UNWIND_MAPPED] = "unwind_mapped_frames",
+    [OFFCPU_STAT_UNWIND_RESUMED] = "unwind_resumed",
+    [OFFCPU_STAT_UNWIND_RESUMED_SHORT] = "unwind_resumed_short",
 };
 
 /* Losses: what an operator alerts on. The rest are events. */

@@ -123,10 +123,16 @@ static int setup_watchdog(struct loop *l)
 
 static void on_announce(void *userdata, const struct offcpu_announce *a)
 {
+    static const enum prefetch_when when[] = {
+        [OFFCPU_ANNOUNCE_PROCESS] = PREFETCH_FIRST_BLOCK,
+        [OFFCPU_ANNOUNCE_EXEC] = PREFETCH_EXEC,
+        [OFFCPU_ANNOUNCE_MAPPED] = PREFETCH_MAPPED,
+    };
     struct daemon *d = userdata;
 
-    if (a->kind == OFFCPU_ANNOUNCE_PROCESS || a->kind == OFFCPU_ANNOUNCE_EXEC)
-        symbolizer_prefetch(d->sym, (pid_t)a->tgid, a->exec_id);
+    if (a->kind == OFFCPU_ANNOUNCE_PROCESS || a->kind == OFFCPU_ANNOUNCE_EXEC ||
+        a->kind == OFFCPU_ANNOUNCE_MAPPED)
+        symbolizer_prefetch(d->sym, (pid_t)a->tgid, a->exec_id, when[a->kind]);
 }
 
 static void on_announcements(struct event_source *src, uint32_t events)

@@ -40,6 +40,7 @@ struct process_image {
     bool read_this_pass;
     bool reread_this_pass; /* once more, for an address in none of the mappings */
     bool frozen;
+    bool read_at_exec;     /* last read for its exec: before ld.so mapped the libraries */
     int64_t gone_since_ns; /* CLOCK_MONOTONIC; 0 while it lives */
     int64_t read_ns;       /* CLOCK_MONOTONIC of the last read of its mappings */
     struct proc_maps maps;
@@ -338,13 +339,23 @@ const char *process_image_jit_symbol(struct process_images *pi, struct process_i
     return img->perf_map ? perf_map_lookup(img->perf_map, addr) : NULL;
 }
 
-int process_images_prefetch(struct process_images *pi, pid_t pid, uint32_t exec_id)
+int process_images_prefetch(struct process_images *pi, pid_t pid, uint32_t exec_id,
+                            enum prefetch_when when)
 {
     struct process_image *p;
     int r = image_get(pi, pid, exec_id, ANNOUNCE_MAX_AGE_NS, &p);
 
+    /* Read again what was read too early, even in this pass: a process gone
+     * before the next would keep its libraries unnamed. */
+    if (r == 0 && !p->frozen &&
+        (when == PREFETCH_MAPPED || (when == PREFETCH_FIRST_BLOCK && p->read_at_exec))) {
+        r = image_refresh(pi, p);
+        if (r == 0)
+            r = p->error;
+    }
     if (r < 0)
         return r;
+    p->read_at_exec = when == PREFETCH_EXEC;
     for (size_t i = 0; i < p->maps.n; i++) {
         if (p->maps.maps[i].kind == PROC_MAP_FILE)
             image_file(pi, p, i);

@@ -57,10 +57,18 @@ int process_images_locate(struct process_images *pi, pid_t pid, uint32_t exec_id
 const char *process_image_jit_symbol(struct process_images *pi, struct process_image *img,
                                      uint64_t addr);
 
-/* Read the mappings of an announced process now (unless just read), and
- * hold the files it maps, so that its frames can be named even if it is
- * gone by the next pass. */
-int process_images_prefetch(struct process_images *pi, pid_t pid, uint32_t exec_id);
+/* Why a process's mappings are read ahead. */
+enum prefetch_when {
+    PREFETCH_EXEC,        /* at its exec: ld.so has mapped nothing yet */
+    PREFETCH_FIRST_BLOCK, /* a thread's first block: read again if last read at the exec */
+    PREFETCH_MAPPED,      /* it mapped more code since: read again */
+};
+
+/* Read the mappings of an announced process now (unless just read, see
+ * enum prefetch_when), and hold the files it maps, so that its frames can
+ * be named even if it is gone by the next pass. */
+int process_images_prefetch(struct process_images *pi, pid_t pid, uint32_t exec_id,
+                            enum prefetch_when when);
 
 void process_images_get_stats(const struct process_images *pi, struct process_images_stats *ret);
 

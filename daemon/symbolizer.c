@@ -133,9 +133,9 @@ int symbolizer_kernel_frame(struct symbolizer *s, uint64_t ip, bool is_leaf, cha
     return 0;
 }
 
-int symbolizer_prefetch(struct symbolizer *s, pid_t tgid, uint32_t exec_id)
+int symbolizer_prefetch(struct symbolizer *s, pid_t tgid, uint32_t exec_id, enum prefetch_when when)
 {
-    return process_images_prefetch(s->images, tgid, exec_id);
+    return process_images_prefetch(s->images, tgid, exec_id, when);
 }
 
 void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *ret)

@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include "frame_where.h"
+#include "process_images.h"
 
 struct symbolizer;
 
@@ -68,8 +69,10 @@ int symbolizer_kernel_frame(struct symbolizer *s, uint64_t ip, bool is_leaf, cha
                             size_t size);
 
 /* Read the mappings of process tgid now, and open the files it maps, so that
- * its frames can be named even if it is gone by the next pass. */
-int symbolizer_prefetch(struct symbolizer *s, pid_t tgid, uint32_t exec_id);
+ * its frames can be named even if it is gone by the next pass (see enum
+ * prefetch_when). */
+int symbolizer_prefetch(struct symbolizer *s, pid_t tgid, uint32_t exec_id,
+                        enum prefetch_when when);
 
 void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *ret);
 

@@ -54,8 +54,13 @@ def test_rotation_splits_runq_too(start_daemon):
     waits span a flip, where charge_blocked charges the part before it. Blocked and run-queue
     time each add up to the workload's own measure: nothing lost, nothing counted twice."""
     d = start_daemon("--interval", "50ms")
-    truth = run_workload("runq_sleeper", "--sleeps", "30", "--spinners", "6")
-    assert truth["runq_ns"] > 30 * 5_000_000, truth  # the waits are long: flips fall in them
+    # the waits must be long, so that flips fall in them; how long the scheduler makes a
+    # nice-19 thread wait behind spinners varies run to run (61 to 420 ms seen here)
+    for _ in range(5):
+        truth = run_workload("runq_sleeper", "--sleeps", "30", "--spinners", "6")
+        if truth["runq_ns"] > 30 * 5_000_000:
+            break
+    assert truth["runq_ns"] > 30 * 5_000_000, truth
     whole = d.dump_json("--tid", str(truth["tid"]), "--since", "60s")
     assert whole["snapshots"] >= 10, whole["snapshots"]
     sleeps = [s for s in whole["stacks"] if "sleep_10ms_on_busy_cpu" in s["user"]]
