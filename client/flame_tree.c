@@ -190,6 +190,30 @@ static int64_t add_frames(struct flame_tree *t, int64_t node, const json_t *fram
     return node;
 }
 
+static int64_t add_frames_reversed(struct flame_tree *t, int64_t node, const json_t *frames)
+{
+    for (size_t i = json_array_size(frames); i-- > 0 && node >= 0;)
+        node = child(t, (uint32_t)node, json_string_value(json_array_get(frames, i)) ?: "?",
+                     FLAME_WAKER);
+    return node;
+}
+
+/* The waker of a Wakers stack, past the blocked task's kernel leaf. */
+static int64_t add_waker(struct flame_tree *t, int64_t node, const json_t *stack)
+{
+    const char *comm = json_string_value(json_object_get(stack, "waker_comm"));
+
+    if (node >= 0)
+        node = child(t, (uint32_t)node, "--", FLAME_WAKER);
+    node = add_frames_reversed(t, node, json_object_get(stack, "waker_kernel"));
+    if (node >= 0)
+        node = child(t, (uint32_t)node, "-", FLAME_WAKER);
+    node = add_frames_reversed(t, node, json_object_get(stack, "waker_user"));
+    if (node >= 0)
+        node = child(t, (uint32_t)node, comm ?: "?", FLAME_WAKER);
+    return node;
+}
+
 static int add_stack(struct flame_tree *t, const json_t *stack, enum flame_window w)
 {
     const json_t *user = json_object_get(stack, "user"), *kernel = json_object_get(stack, "kernel");
@@ -205,6 +229,8 @@ static int add_stack(struct flame_tree *t, const json_t *stack, enum flame_windo
     if (node >= 0)
         node = child(t, (uint32_t)node, "-", FLAME_SEPARATOR);
     node = add_frames(t, node, kernel, FLAME_KERNEL);
+    if (json_object_get(stack, "waker_comm"))
+        node = add_waker(t, node, stack);
     if (node < 0)
         return (int)node;
     charge(t, (uint32_t)node, w, (uint64_t)json_integer_value(total),

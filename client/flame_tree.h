@@ -2,9 +2,11 @@
 /*
  * Stacks of Dump replies merged into one tree of frames, the shape a flame
  * graph draws: a root, then each thread name, its user frames root first,
- * the "-" between user and kernel, and the kernel frames. A node's time is
- * the sum of the stacks through it. A tree holds two sets of times, so that
- * a diff can compare two windows frame by frame.
+ * the "-" between user and kernel, and the kernel frames. A Wakers reply's
+ * stacks go on past the kernel's leaf, as offwaketime folds them: "--", the
+ * waker's kernel frames and "-" and user frames, leaf first, and its name.
+ * A node's time is the sum of the stacks through it. A tree holds two sets
+ * of times, so that a diff can compare two windows frame by frame.
  */
 #ifndef FLAME_TREE_H
 #define FLAME_TREE_H
@@ -14,7 +16,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum flame_kind { FLAME_ROOT, FLAME_COMM, FLAME_USER, FLAME_SEPARATOR, FLAME_KERNEL };
+enum flame_kind {
+    FLAME_ROOT,
+    FLAME_COMM,
+    FLAME_USER,
+    FLAME_SEPARATOR,
+    FLAME_KERNEL,
+    FLAME_WAKER, /* the waker's part of a Wakers stack: "--" on */
+};
 
 /* Which of a node's two times: the window drawn, and a diff's earlier one. */
 enum flame_window { FLAME_NOW, FLAME_BEFORE, FLAME_WINDOWS };

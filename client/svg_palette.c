@@ -34,6 +34,11 @@ void svg_frame_color(enum flame_kind kind, const char *name, char *buf, size_t s
     case FLAME_SEPARATOR:
         r = g = bl = 150;
         break;
+    case FLAME_WAKER: /* flamegraph.pl's "wakeup" palette: the waker is aqua */
+        r = 0;
+        g = 170 + (int)(50 * a);
+        bl = 170 + (int)(50 * b);
+        break;
     default: /* the root, thread names, merged frames */
         r = g = bl = 190 + (int)(30 * a);
         break;

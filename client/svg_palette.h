@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The colours of offcpuctl's SVGs: by frame kind (the off-CPU "io" blues for
- * user frames, warm for the kernel, grey for the rest), by task state, and
- * by growth for a diff. */
+ * user frames, warm for the kernel, aqua for a waker, grey for the rest), by
+ * task state, and by growth for a diff. */
 #ifndef SVG_PALETTE_H
 #define SVG_PALETTE_H
 

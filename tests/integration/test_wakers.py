@@ -83,6 +83,25 @@ def test_folded_like_offwaketime(run):
     assert int(value) > 0
 
 
+def test_flame_graph_of_wakers(run, tmp_path):
+    """--format svg: each blocked stack grows on into its waker's, past "--", the waker's
+    frames in aqua, the blocked task's in the usual blue and orange; the pipe reader's
+    graph holds its feeder."""
+    from test_flamegraph import frames, rgb
+    d, truth = run
+    out = tmp_path / "wakers.svg"
+    d.ctl("wakers", "--tid", str(truth["pipe_tid"]), "--format", "svg", "-o", str(out))
+    _, drawn = frames(out)
+    assert READER in drawn and FEEDER in drawn and "--" in drawn, sorted(drawn)
+    r, g, b = rgb(drawn[FEEDER][1])
+    assert r == 0 and g >= 170 and b >= 170, drawn[FEEDER]  # aqua: the waker
+    r, g, b = rgb(drawn[READER][1])
+    assert b > r + 60, drawn[READER]  # blue: the blocked task's user frame
+    assert rgb(drawn["try_to_wake_up"][1])[0] == 0, drawn["try_to_wake_up"]  # the waker's
+    res = d.ctl("wakers", "--format", "png", check=False)
+    assert res.returncode == 2 and "invalid --format 'png'" in res.stderr, res
+
+
 def test_group_by_pid_names_the_waker(run):
     d, truth = run
     rows = wakers(d, "--tid", str(truth["pipe_tid"]), "--group-by", "pid,tid")
