@@ -14,6 +14,7 @@ cannot fill the daemons' maps."""
 import functools
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -413,33 +414,53 @@ DEBUG_FRAME_CALLERS = ["main", "debug_frame_outer", "debug_frame_middle",
                        "debug_frame_sleeps_20x10ms"]
 
 
+def eh_frame_covers(path, function):
+    """Does the file's .eh_frame have an FDE for the function (readelf's own reading)?"""
+    address = int(subprocess.run(["nm", str(path)], capture_output=True, text=True,
+                                 check=True).stdout.split(f" t {function}\n")[0]
+                  .rsplit("\n", 1)[-1], 16)
+    # readelf may exit 1 for what it says of a debug link; its dump is whole all the same
+    frames = subprocess.run(["readelf", "--debug-dump=frames", str(path)], capture_output=True,
+                            text=True).stdout
+    eh_frame = frames.split("Contents of the .eh_frame section", 1)[1]
+    eh_frame = eh_frame.split("Contents of the ", 1)[0]
+    for lo, hi in re.findall(r"pc=([0-9a-f]+)\.\.([0-9a-f]+)", eh_frame):
+        if int(lo, 16) <= address < int(hi, 16):
+            return True
+    return False
+
+
 @pytest.mark.parametrize("program", ["debug_frame_only", "debug_frame_split"])
 def test_program_with_debug_frame_only(daemons, program):
     """A program built without unwind tables and without frame pointers: its own code's
     only call frame information is .debug_frame, in the file (debug_frame_only) or in a
     compressed separate debug file found by its .gnu_debuglink (debug_frame_split). Its
-    sleeps reach the entry through main and the three functions below it; a
-    frame-pointer walk loses them. The daemon counts the file as one with rows from
-    .debug_frame."""
-    dwarf, fp = daemons
+    sleeps reach the entry through main and the three functions below it. The daemon
+    counts the file as one with rows from .debug_frame.
+
+    That .eh_frame does not know its functions is checked on the file itself (readelf):
+    a frame-pointer walk is no control here, as rbp left alone by code built without
+    frame pointers sometimes still leads to main (seen once in CI)."""
+    dwarf, _ = daemons
+    path = BUILT_WORKLOADS / program
+    for function in DEBUG_FRAME_CALLERS[1:]:
+        assert not eh_frame_covers(path, function), (program, function)
 
     def from_debug_frame():
         return json.loads(dwarf.ctl("--json", "status").stdout)["unwind_files_debug_frame"]
 
     before = from_debug_frame()
-    pid = run([str(BUILT_WORKLOADS / program)])
-    for daemon, whole in ((dwarf, True), (fp, False)):
-        _, stacks = entry_share(daemon, pid)
-        sleeps = [s for s in stacks if s["user"][-1:] == ["clock_nanosleep"]]
-        total = sum(s["total_ns"] for s in sleeps)
+    pid = run([str(path)])
+    _, stacks = entry_share(dwarf, pid)
+    sleeps = [s for s in stacks if s["user"][-1:] == ["clock_nanosleep"]]
+    total = sum(s["total_ns"] for s in sleeps)
 
-        def named(user):
-            at = [user.index(f) if f in user else -1 for f in DEBUG_FRAME_CALLERS]
-            return -1 not in at and at == sorted(at) and at[-1] - at[0] == len(at) - 1
+    def named(user):
+        at = [user.index(f) if f in user else -1 for f in DEBUG_FRAME_CALLERS]
+        return -1 not in at and at == sorted(at) and at[-1] - at[0] == len(at) - 1
 
-        rooted = sum(s["total_ns"] for s in sleeps if reaches_entry(s) and named(s["user"]))
-        assert total and (rooted >= DWARF_SHARE_MIN * total if whole
-                          else rooted <= FRAME_POINTER_SHARE_MAX * total), why(daemon, sleeps)
+    rooted = sum(s["total_ns"] for s in sleeps if reaches_entry(s) and named(s["user"]))
+    assert total and rooted >= DWARF_SHARE_MIN * total, why(dwarf, sleeps)
     assert from_debug_frame() == before + 1
 
 
