@@ -21,6 +21,7 @@
 #include <bpf/bpf_tracing.h>
 #include "offcpu.h"
 #include "common.bpf.h"
+#include "kernel_layouts.bpf.h"
 #include "stack_cache.bpf.h"
 #include "unwind.bpf.h"
 
@@ -292,20 +293,25 @@ struct switch_out {
  * yet: the stacks are not to be reused, a later walk will know more.
  * *walked: what the walk found (enum unwind_result). */
 static __always_inline __u64 take_user_stack(void *ctx, struct offcpu_stack *s,
-                                             const struct switch_out *so, bool *final,
-                                             __u32 *walked)
+                                             const struct switch_out *so, const bool waker,
+                                             bool *final, __u32 *walked)
 {
-    if (unwind_dwarf && so->has_regs) {
-        struct unwind_start start = {.ip = so->fp.ip,
-                                     .sp = so->fp.sp,
-                                     .bp = so->fp.bp,
-                                     .di = so->fp.di,
-                                     .mm = so->mm,
-                                     .start_time = so->start_time,
-                                     .tgid = so->tgid,
-                                     .exec_id = so->exec_id,
-                                     .tid = so->tid};
-        *walked = unwind_user_stack(s, &start);
+    struct unwind_start *start =
+        unwind_dwarf && so->has_regs
+            ? unwind_start_of(waker ? UNWIND_SLOT_WAKING : UNWIND_SLOT_SWITCH)
+            : NULL;
+
+    if (start) {
+        start->ip = so->fp.ip;
+        start->sp = so->fp.sp;
+        start->bp = so->fp.bp;
+        start->di = so->fp.di;
+        start->mm = so->mm;
+        start->start_time = so->start_time;
+        start->tgid = so->tgid;
+        start->exec_id = so->exec_id;
+        start->tid = so->tid;
+        *walked = unwind_user_stack(s, start);
         *final = *walked & UNWIND_WHOLE;
     } else {
         s->nr = take_stack(ctx, s, 0, sizeof(s->ip), true);
@@ -333,7 +339,7 @@ static __always_inline bool walk_stacks(void *ctx, struct place *p, const struct
         p->ustack.nr = 0;
         p->user_hash = OFFCPU_STACK_MISSED;
     } else {
-        p->user_hash = take_user_stack(ctx, &p->ustack, so, &final, &p->walked);
+        p->user_hash = take_user_stack(ctx, &p->ustack, so, waker, &final, &p->walked);
     }
     p->stored_gen = 0;
     stat_add(waker ? OFFCPU_STAT_WAKER_WALKS : OFFCPU_STAT_WALKS, 1);
@@ -393,9 +399,7 @@ static __always_inline __u32 owner_of(__u32 uid, __u32 euid, __u32 suid, const s
         return OFFCPU_UID_UNKNOWN;
     if (!mm)
         return uid;
-    /* mm->flags became a bitmap in 6.18; its first word holds the same bits */
-    if (bpf_probe_read_kernel(&mm_flags, sizeof(mm_flags),
-                              (const void *)mm + bpf_core_field_offset(struct mm_struct, flags)))
+    if (bpf_probe_read_kernel(&mm_flags, sizeof(mm_flags), (const void *)mm + mm_flags_offset()))
         return OFFCPU_UID_UNKNOWN;
     return (mm_flags & MMF_DUMPABLE_MASK) == SUID_DUMP_USER ? uid : OFFCPU_UID_UNKNOWN;
 }
@@ -552,12 +556,16 @@ static __always_inline void store_place(void *map, const struct place *p, __u32 
         *stored_gen = flips + 1;
 }
 
+/* What a new aggregate entry starts from: not on the BPF stack, which up to
+ * 6.1 the switch-out shares with the walk (512 bytes in all). */
+const volatile struct offcpu_value zero_value = {};
+
 /* A new aggregate entry for key; past the cgroup's share, the thread's one
  * entry for its stacks over budget (created regardless: bounded by threads). */
 static __always_inline struct offcpu_value *new_entry(void *agg, struct offcpu_key *key,
                                                       __u32 flips)
 {
-    struct offcpu_value init = {}, *val;
+    struct offcpu_value *val;
     long err;
 
     if (!take_room(key->cgroup_id, flips, true)) {
@@ -566,7 +574,7 @@ static __always_inline struct offcpu_value *new_entry(void *agg, struct offcpu_k
         if (val)
             return val;
     }
-    err = bpf_map_update_elem(agg, key, &init, BPF_NOEXIST);
+    err = bpf_map_update_elem(agg, key, (const void *)&zero_value, BPF_NOEXIST);
     if (err && err != -17 /* EEXIST: another CPU made it first */)
         return NULL;
     return bpf_map_lookup_elem(agg, key);
@@ -761,50 +769,60 @@ static __always_inline struct task_rec *record_if_any(struct task_struct *t, __u
     return rec && rec->start_time == BPF_CORE_READ(t, start_time) ? rec : NULL;
 }
 
+/* The switch-out being recorded, per CPU: on the BPF stack it would leave
+ * too little of the 512 bytes that kernels up to 6.1 allow a program and the
+ * walk it calls together. sched_switch never nests on a CPU. */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct switch_out);
+} switch_outs SEC(".maps");
+
 static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct *prev,
                                      struct task_struct *next, unsigned int prev_state,
                                      const bool btf)
 {
-    __u32 tid = TASK_FIELD(btf, prev, pid), flags = TASK_FIELD(btf, prev, flags);
+    __u32 tid = TASK_FIELD(btf, prev, pid), flags = TASK_FIELD(btf, prev, flags), zero = 0;
+    struct switch_out *so;
     struct task_rec *rec;
 
-    if (traced(tid, flags, prev_state)) {
-        struct switch_out so = {
-            .start_time = TASK_FIELD(btf, prev, start_time),
-            .tid = tid,
-            .tgid = TASK_FIELD(btf, prev, tgid),
-            .state = state_of(preempt, prev_state),
-            .exec_id = (__u32)TASK_FIELD(btf, prev, self_exec_id),
-            .kthread = !!(flags & PF_KTHREAD),
-        };
+    if (traced(tid, flags, prev_state) && (so = bpf_map_lookup_elem(&switch_outs, &zero))) {
         const struct cred *cred = (const struct cred *)TASK_FIELD(btf, prev, real_cred);
 
-        so.uid = owner_of(TASK_FIELD(btf, cred, uid.val), TASK_FIELD(btf, cred, euid.val),
-                          TASK_FIELD(btf, cred, suid.val), TASK_FIELD(btf, prev, mm));
+        __builtin_memset(so, 0, sizeof(*so));
+        so->start_time = TASK_FIELD(btf, prev, start_time);
+        so->tid = tid;
+        so->tgid = TASK_FIELD(btf, prev, tgid);
+        so->state = state_of(preempt, prev_state);
+        so->exec_id = (__u32)TASK_FIELD(btf, prev, self_exec_id);
+        so->kthread = !!(flags & PF_KTHREAD);
+        so->uid = owner_of(TASK_FIELD(btf, cred, uid.val), TASK_FIELD(btf, cred, euid.val),
+                           TASK_FIELD(btf, cred, suid.val), TASK_FIELD(btf, prev, mm));
 
         if (btf) {
-            so.cgroup_id = prev->cgroups->dfl_cgrp->kn->id;
-            *(__u64 *)&so.comm[0] = *(__u64 *)&prev->comm[0];
-            *(__u64 *)&so.comm[8] = *(__u64 *)&prev->comm[8];
+            so->cgroup_id = prev->cgroups->dfl_cgrp->kn->id;
+            *(__u64 *)&so->comm[0] = *(__u64 *)&prev->comm[0];
+            *(__u64 *)&so->comm[8] = *(__u64 *)&prev->comm[8];
         } else {
-            so.cgroup_id = bpf_get_current_cgroup_id(); /* prev is current */
-            bpf_get_current_comm(so.comm, sizeof(so.comm));
+            so->cgroup_id = bpf_get_current_cgroup_id(); /* prev is current */
+            bpf_get_current_comm(so->comm, sizeof(so->comm));
         }
         /* a kernel thread has no user registers; a preempted task's
          * kernel stack depends on where it was preempted; an uninterruptible
          * sleep (a lock, I/O, a page fault) is where one user place meets many
          * kernel paths: rare, and the blocks most worth getting exactly right */
-        if (!so.kthread) {
+        if (!so->kthread) {
             /* prev is current: a trusted pointer in either mode */
-            fingerprint_of(&so.fp, bpf_get_current_task_btf(), so.state);
-            so.mm = (__u64)TASK_FIELD(btf, prev, mm);
-            so.has_regs = true;
-            so.cacheable =
-                btf && stack_cache && !preempt && so.state != OFFCPU_STATE_UNINTERRUPTIBLE;
+            fingerprint_of(&so->fp, bpf_get_current_task_btf(), so->state);
+            so->mm = (__u64)TASK_FIELD(btf, prev, mm);
+            so->has_regs = true;
+            so->cacheable =
+                btf && stack_cache && !preempt && so->state != OFFCPU_STATE_UNINTERRUPTIBLE;
         }
         rec = record_of(prev, tid, btf);
         if (rec)
-            switch_out(ctx, rec, &so);
+            switch_out(ctx, rec, so);
     }
     tid = TASK_FIELD(btf, next, pid);
     if (!tid)

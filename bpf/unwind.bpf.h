@@ -98,6 +98,7 @@ struct walk {
     __u64 stop_pc, stop_sp, stop_bp;
     struct offcpu_unwind_mapping exe; /* without a table: the program's own code (see find_exe) */
     struct offcpu_unwind_mapping vma; /* what bpf_find_vma found (row_count 0: nothing) */
+    struct offcpu_unwind_mapping at;  /* unwind_frame's: the mapping of the frame's pc */
 };
 
 /*
@@ -143,11 +144,12 @@ struct {
 static __always_inline long read_stack(const struct walk *w, void *dst, __u32 size, __u64 addr)
 {
     const struct resume *r;
+    __u32 tid = w->tid; /* a key on the stack: 6.1's verifier takes no other */
     __u64 off;
 
     if (!w->resuming)
         return bpf_probe_read_user(dst, size, (void *)addr);
-    r = bpf_map_lookup_elem(&unwind_resumes, &w->tid);
+    r = bpf_map_lookup_elem(&unwind_resumes, &tid);
     if (!r || addr < r->sp)
         return -14; /* -EFAULT */
     off = addr - r->sp;
@@ -172,6 +174,9 @@ static __always_inline bool mapping_of(const struct offcpu_unwind_process *proc,
     for (int i = 0; i < MAPPING_SEARCH_STEPS && lo < hi; i++) {
         __u32 mid = (lo + hi) / 2;
 
+        /* the compiler knows mid < lo + hi <= 2 * MAX and drops the check;
+         * verifiers up to 6.1 do not track lo < hi, and need it */
+        barrier_var(mid);
         if (mid >= OFFCPU_UNWIND_MAPPINGS_MAX)
             return false;
         if (proc->maps[mid].start <= addr)
@@ -354,8 +359,8 @@ static __always_inline void remember_mapping(__u32 tgid, __u64 mm, __u64 addr)
 static __always_inline bool mapping_recorded(const struct walk *w, __u64 addr,
                                              struct offcpu_unwind_mapping *ret)
 {
-    struct mapped_code *m = bpf_map_lookup_elem(&unwind_mapped, &w->tgid);
-    __u32 n;
+    __u32 tgid = w->tgid, n; /* a key on the stack: 6.1's verifier takes no other */
+    struct mapped_code *m = bpf_map_lookup_elem(&unwind_mapped, &tgid);
 
     if (!m || m->mm != w->mm)
         return false;
@@ -539,21 +544,26 @@ enum step {
 __noinline int unwind_frame(struct walk *w, __u32 i)
 {
     struct offcpu_unwind_process *proc = NULL;
-    struct offcpu_unwind_mapping m;
+    struct offcpu_unwind_mapping *m;
     const struct offcpu_unwind_row *row = NULL;
+    __u32 tgid;
     __u64 at;
     bool ok;
 
     if (!w)
         return STEP_STOP;
+    /* w points into the caller's memory, not this frame: up to 6.1 the
+     * verifier takes only a key on the stack (or in a map value) */
+    tgid = w->tgid;
+    m = &w->at;
     /* a return address points after its call, maybe past the function's end */
     at = i == 0 ? w->pc : w->pc - 1;
     if (w->has_table)
-        proc = bpf_map_lookup_elem(&unwind_procs, &w->tgid);
-    if (!proc || !mapping_of(proc, at, &m)) {
+        proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+    if (!proc || !mapping_of(proc, at, m)) {
         if (proc)
             ask_for_table(w, proc);
-        if (!mapping_without_table(w, at, &m)) {
+        if (!mapping_without_table(w, at, m)) {
             w->end = WALK_NO_TABLE;
             w->unknown = true;
             if (!w->stopped) {
@@ -578,8 +588,8 @@ __noinline int unwind_frame(struct walk *w, __u32 i)
     }
     w->frame = w->pc;
     w->first = i == 0;
-    if (m.row_count && at - m.bias <= 0xffffffffULL)
-        row = row_of(m.row_first, m.row_count, (__u32)(at - m.bias));
+    if (m->row_count && at - m->bias <= 0xffffffffULL)
+        row = row_of(m->row_first, m->row_count, (__u32)(at - m->bias));
     if (!row || row->cfa == OFFCPU_CFA_NONE)
         ok = step_by_frame_pointer(w);
     else
@@ -593,8 +603,65 @@ __noinline int unwind_frame(struct walk *w, __u32 i)
     return STEP_NEXT;
 }
 
+/*
+ * The walk's state lives here, not on the BPF stack: kernels up to 6.1 allow
+ * 512 bytes for a program and the functions it calls together (bpf_loop's
+ * and bpf_find_vma's callbacks included), and the switch-out's own frame
+ * takes much of them. Per CPU, a slot for each program that walks: each runs
+ * with interrupts off, but sched_waking can fire inside sched_switch (an
+ * allocation there may wake kswapd).
+ */
+enum unwind_slot {
+    UNWIND_SLOT_SWITCH, /* sched_switch: switch-outs, and resumes at switch-in */
+    UNWIND_SLOT_WAKING, /* sched_waking: the waker's stacks */
+    UNWIND_SLOTS,
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, UNWIND_SLOTS);
+    __type(key, __u32);
+    __type(value, struct walk);
+} unwind_walk SEC(".maps");
+
+/* Where the walk starts: the user registers of the task switching out. */
+struct unwind_start {
+    __u64 ip, sp, bp, di;
+    __u64 mm;
+    __u64 start_time; /* the task's */
+    __u32 tgid, exec_id, tid;
+    __u32 slot; /* enum unwind_slot: whose walk */
+};
+
+/* Filled in by the caller, for the same reason. */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, UNWIND_SLOTS);
+    __type(key, __u32);
+    __type(value, struct unwind_start);
+} unwind_starts SEC(".maps");
+
+static __always_inline struct unwind_start *unwind_start_of(__u32 slot)
+{
+    struct unwind_start *r = bpf_map_lookup_elem(&unwind_starts, &slot);
+
+    if (r)
+        r->slot = slot;
+    return r;
+}
+
+/* A cleared walk of this CPU's, or NULL (never: the array has its slot). */
+static __always_inline struct walk *new_walk(__u32 slot)
+{
+    struct walk *w = bpf_map_lookup_elem(&unwind_walk, &slot);
+
+    if (w)
+        __builtin_memset(w, 0, sizeof(*w));
+    return w;
+}
+
 struct walk_ctx {
-    struct walk w;
+    struct walk *w;
     struct offcpu_stack *s;
     __u32 first_i; /* the frame the walk starts at: 0, or where a resumed walk stopped */
 };
@@ -607,28 +674,19 @@ static long unwind_step(__u32 i, void *ctx)
     __u32 n;
 
     i += c->first_i;
-    step = unwind_frame(&c->w, i);
+    step = unwind_frame(c->w, i);
     if (step == STEP_STOP)
         return 1;
     if (i > 0) { /* the first, the interrupted pc, is kept already */
         n = c->s->nr;
         if (n >= OFFCPU_USER_DEPTH)
             return 1;
-        c->s->ip[n] = c->w.frame;
+        c->s->ip[n] = c->w->frame;
         c->s->nr = n + 1;
         stat_add(OFFCPU_STAT_UNWIND_FRAMES, 1);
     }
     return step == STEP_NEXT ? 0 : 1;
 }
-
-/* Where the walk starts: the user registers of the task switching out. */
-struct unwind_start {
-    __u64 ip, sp, bp, di;
-    __u64 mm;
-    __u64 start_time; /* the task's */
-    __u32 tgid, exec_id, tid;
-    __u32 pad;
-};
 
 /* What unwind_user_stack found: none of these, a short walk (it met what its
  * table does not know yet: not to be reused). */
@@ -682,11 +740,15 @@ static __always_inline bool save_resume(const struct walk *w, const struct unwin
  */
 __noinline int unwind_user_stack(struct offcpu_stack *s, const struct unwind_start *r)
 {
-    struct walk_ctx c = {.s = s};
-    struct walk *w = &c.w;
+    struct walk *w = r ? new_walk(r->slot) : NULL;
+    struct walk_ctx c = {.w = w, .s = s};
 
     if (!s || !r)
         return 1;
+    if (!w) {
+        s->nr = 0;
+        return 0;
+    }
     w->pc = r->ip;
     w->sp = r->sp;
     w->bp = r->bp;
@@ -720,11 +782,11 @@ __noinline int unwind_user_stack(struct offcpu_stack *s, const struct unwind_sta
  */
 __noinline bool unwind_resume(struct offcpu_stack *s, __u32 tid, __u64 start_time)
 {
-    struct walk_ctx c = {.s = s};
-    struct walk *w = &c.w;
+    struct walk *w = new_walk(UNWIND_SLOT_SWITCH);
+    struct walk_ctx c = {.w = w, .s = s};
     struct resume *r = bpf_map_lookup_elem(&unwind_resumes, &tid);
 
-    if (!s || !r)
+    if (!s || !r || !w)
         return false;
     if (r->start_time != start_time || r->first_i >= OFFCPU_USER_DEPTH) {
         bpf_map_delete_elem(&unwind_resumes, &tid);

@@ -305,6 +305,10 @@ int render_status(FILE *f, const json_t *st)
             snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
         fprintf(f, "%-22s %s\n", rows[i].label, text);
     }
+    /* first after the figures of what runs: what does not */
+    v = json_object_get(st, "missing");
+    for (size_t i = 0; i < json_array_size(v); i++)
+        fprintf(f, "%-22s %s\n", "missing", json_string_value(json_array_get(v, i)) ?: "?");
     v = json_object_get(st, "top_cgroups");
     if (json_array_size(v))
         fprintf(f, "memory by cgroup:\n");

@@ -426,6 +426,17 @@ static json_t *collector_json(struct daemon *d)
                      mismatch_rate >= 0 ? json_real(mismatch_rate) : json_null());
 }
 
+/* The parts that run without what they need from this host, each in a line. */
+static json_t *missing_json(struct daemon *d)
+{
+    json_t *a = json_array();
+    const char *m = d->collector ? collector_missing(d->collector) : NULL;
+
+    if (m)
+        json_array_append_new(a, json_string(m));
+    return a;
+}
+
 /* The unwind tables: what they hold, what did not fit. */
 static json_t *unwind_json(struct daemon *d)
 {
@@ -526,6 +537,7 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
                                         (json_int_t)r->intern.strings.count, "symbol_files",
                                         (json_int_t)ss.elf_files));
     json_object_update_new(o, collector_json(d));
+    json_object_set_new(o, "missing", missing_json(d));
     json_object_update_new(o, unwind_json(d));
     json_object_set_new(o, "coarsened_records", json_integer((json_int_t)r->coarsened_records));
     json_object_set_new(o, "rss", json_integer((json_int_t)d->stats.rss));

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,6 +40,7 @@ struct collector {
     struct unwind_worker *unwind;          /* NULL with unwind = frame-pointer */
     struct offcpu_unwind_row *rows;        /* unwind_rows, mapped */
     size_t rows_size;
+    const char *missing; /* a part that runs without what it needs, and why; NULL: none */
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -177,8 +180,10 @@ static int open_skeleton(const struct collector_options *o, const int *cgroup_fd
     skel->rodata->ntrace_cgroups = ncgroups;
     if (o->cgroup_share < 100)
         set_room(skel, o);
-    /* code mapped is recorded for the walk from call frame information only */
+    /* code mapped is recorded for the walk from call frame information only;
+     * attached apart (attach_mmap): it may have to do without */
     bpf_program__set_autoload(skel->progs.on_mmap, o->unwind_dwarf);
+    bpf_program__set_autoattach(skel->progs.on_mmap, false);
     if (attach == COLLECTOR_ATTACH_TP_BTF) {
         bpf_program__set_autoload(skel->progs.on_switch_raw, false);
         bpf_program__set_autoload(skel->progs.on_exec_raw, false);
@@ -207,6 +212,38 @@ static int open_skeleton(const struct collector_options *o, const int *cgroup_fd
     return 0;
 }
 
+/* Where libbpf looks for tracefs first; the kernel makes the directory. */
+#define TRACEFS "/sys/kernel/tracing"
+
+/*
+ * on_mmap is a classic tracepoint (syscalls/sys_exit_mmap): libbpf finds its id
+ * through tracefs, which a new VM or a container may not have mounted. The
+ * daemon mounts it where it may (in its own mount namespace under systemd);
+ * where that fails too, it runs without: a new process's first blocks may
+ * then be short until its mappings are read. Said once, and in status.
+ */
+static void attach_mmap(struct collector *c, const struct collector_options *o)
+{
+    struct bpf_link *link;
+    struct stat st;
+
+    if (!o->unwind_dwarf)
+        return;
+    /* libbpf looks in debugfs too, where tracefs is not mounted by itself */
+    if (stat(TRACEFS "/events", &st) < 0 && stat("/sys/kernel/debug/tracing/events", &st) < 0 &&
+        mount("tracefs", TRACEFS, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0)
+        log_info("mounted tracefs on " TRACEFS " (for tracepoint syscalls/sys_exit_mmap)");
+    link = bpf_program__attach(c->skel->progs.on_mmap);
+    if (link) {
+        c->skel->links.on_mmap = link;
+        return;
+    }
+    c->missing = "code mapped is not recorded at the mmap (tracepoint syscalls/sys_exit_mmap "
+                 "needs tracefs: mount -t tracefs tracefs " TRACEFS "): a new process's first "
+                 "blocks may be short";
+    log_warning("%s (%s)", c->missing, strerror(errno));
+}
+
 static int load_and_attach(struct collector *c, const struct collector_options *o,
                            const int *cgroup_fds, uint32_t ncgroups)
 {
@@ -231,7 +268,10 @@ static int load_and_attach(struct collector *c, const struct collector_options *
     if (r < 0)
         return r;
     r = offcpu_bpf__attach(c->skel);
-    return r < 0 ? -errno : 0;
+    if (r < 0)
+        return -errno;
+    attach_mmap(c, o);
+    return 0;
 }
 
 int collector_open(const struct collector_options *o, const int *trace_cgroup_fds,
@@ -292,6 +332,11 @@ struct collector *collector_free(struct collector *c)
     free(c->d.wake_values);
     free(c);
     return NULL;
+}
+
+const char *collector_missing(const struct collector *c)
+{
+    return c->missing;
 }
 
 const char *collector_attach_name(const struct collector *c)

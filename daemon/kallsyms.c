@@ -222,9 +222,17 @@ int kallsyms_shows_addresses(FILE *f)
     _cleanup_free_ char *line = NULL;
     size_t line_size = 0;
 
-    if (getline(&line, &line_size, f) < 0)
-        return ferror(f) ? -EIO : -ENODATA;
-    return strtoull(line, NULL, 16) != 0;
+    /* Absolute symbols come first on some kernels (6.1: the per-CPU section's
+     * offsets, fixed_percpu_data at 0): only an address in the text tells. */
+    while (getline(&line, &line_size, f) >= 0) {
+        char *end, type;
+        uint64_t addr = strtoull(line, &end, 16);
+
+        if (sscanf(end, " %c", &type) == 1 && (type == 'A' || type == 'a'))
+            continue;
+        return addr != 0;
+    }
+    return ferror(f) ? -EIO : -ENODATA;
 }
 
 int kallsyms_lookup(const struct kallsyms *k, uint64_t addr, const char **ret_name,

@@ -208,13 +208,24 @@ static void test_hidden_addresses(void)
 {
     static const char hidden[] = "0000000000000000 T _stext\n0000000000000000 T do_thing\n";
     static const char shown[] = "ffffffff81000000 T _stext\n";
+    /* 6.1 lists per-CPU offsets first, absolute, from 0 */
+    static const char absolute_first[] = "0000000000000000 A fixed_percpu_data\n"
+                                         "0000000000001000 A cpu_debug_store\n"
+                                         "ffffffff81000000 T _stext\n";
+    static const char hidden_absolute_first[] = "0000000000000000 A fixed_percpu_data\n"
+                                                "0000000000000000 T _stext\n";
     _cleanup_fclose_ FILE *h = fmemopen((void *)hidden, strlen(hidden), "r");
     _cleanup_fclose_ FILE *s = fmemopen((void *)shown, strlen(shown), "r");
+    _cleanup_fclose_ FILE *a = fmemopen((void *)absolute_first, strlen(absolute_first), "r");
+    _cleanup_fclose_ FILE *ha =
+        fmemopen((void *)hidden_absolute_first, strlen(hidden_absolute_first), "r");
     _cleanup_fclose_ FILE *empty = fopen("/dev/null", "re");
     _cleanup_fclose_ FILE *real = fopen("/proc/kallsyms", "re");
 
     CHECK(h && kallsyms_shows_addresses(h) == 0, "zeros: addresses hidden");
     CHECK(s && kallsyms_shows_addresses(s) == 1, "addresses shown");
+    CHECK(a && kallsyms_shows_addresses(a) == 1, "absolute symbols first: the text tells");
+    CHECK(ha && kallsyms_shows_addresses(ha) == 0, "absolute symbols first, text hidden");
     CHECK(empty && kallsyms_shows_addresses(empty) == -ENODATA, "empty file: -ENODATA");
     /* run as root, as the daemon is */
     CHECK(real && kallsyms_shows_addresses(real) == 1, "/proc/kallsyms shows root addresses");
