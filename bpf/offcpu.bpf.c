@@ -693,7 +693,7 @@ static __always_inline void switch_in(struct task_rec *rec, __u32 tgid, __u32 ti
     if (p->walked & UNWIND_RESUME) {
         /* a block's stack is known by its end: the rows may have come meanwhile */
         p->walked &= ~UNWIND_RESUME;
-        unwind_resume(&p->ustack, tid, rec->start_time);
+        unwind_resume(&p->ustack, tid, rec->start_time, UNWIND_SLOT_SWITCH);
         /* whole or not, the stack may have changed: stored anew */
         p->user_hash = stack_hash(&p->ustack, OFFCPU_USER_DEPTH);
         p->stored_gen = 0;
@@ -1042,6 +1042,14 @@ int charge_blocked(struct bpf_iter__task *ctx)
     woken = rec->woken;
     if (__sync_val_compare_and_swap(&rec->ts, ts, now) != ts)
         return 0;
+    /* A walk that stopped at code whose rows were not loaded goes on from its
+     * copy of the stack once they are: from this flip on, a long block (a new
+     * program's first, a thread blocked since before a dlopen's rows) is
+     * charged to its whole stack. The record keeps its copy for the switch-in. */
+    if (copy->walked & UNWIND_RESUME) {
+        unwind_resume(&copy->ustack, task->pid, rec->start_time, UNWIND_SLOT_ITER);
+        copy->user_hash = stack_hash(&copy->ustack, OFFCPU_USER_DEPTH);
+    }
     charge(&id, copy, NULL, task->tgid, task->pid, ts, woken, now, 0, SCRATCH_ITER);
     return 0;
 }

@@ -614,6 +614,7 @@ __noinline int unwind_frame(struct walk *w, __u32 i)
 enum unwind_slot {
     UNWIND_SLOT_SWITCH, /* sched_switch: switch-outs, and resumes at switch-in */
     UNWIND_SLOT_WAKING, /* sched_waking: the waker's stacks */
+    UNWIND_SLOT_ITER,   /* charge_blocked: walks on for tasks still blocked (preemptible) */
     UNWIND_SLOTS,
 };
 
@@ -692,7 +693,7 @@ static long unwind_step(__u32 i, void *ctx)
  * table does not know yet: not to be reused). */
 enum unwind_result {
     UNWIND_WHOLE = 1,    /* as whole as the process's code allows */
-    UNWIND_RESUME = 2,   /* short, and to be walked on at switch-in (unwind_resume) */
+    UNWIND_RESUME = 2,   /* short, and to be walked on (unwind_resume): at flips, at switch-in */
     UNWIND_NEW_CODE = 4, /* through code mapped since the process's table was read */
 };
 
@@ -777,12 +778,14 @@ __noinline int unwind_user_stack(struct offcpu_stack *s, const struct unwind_sta
 
 /*
  * The walk of s that stopped at code without rows, on from its copy of the
- * stack, at the task's switch-in. Returns true when the stack is whole now.
- * Once only: a walk that stops again keeps what it found.
+ * stack. Returns true when the stack is whole now. At the task's switch-in
+ * (slot UNWIND_SLOT_SWITCH), once only: a walk that stops again keeps what
+ * it found. Before a flip, for a task still blocked (UNWIND_SLOT_ITER), the
+ * copy stays: the flips until the rows come, and the switch-in, walk on again.
  */
-__noinline bool unwind_resume(struct offcpu_stack *s, __u32 tid, __u64 start_time)
+__noinline bool unwind_resume(struct offcpu_stack *s, __u32 tid, __u64 start_time, __u32 slot)
 {
-    struct walk *w = new_walk(UNWIND_SLOT_SWITCH);
+    struct walk *w = new_walk(slot);
     struct walk_ctx c = {.w = w, .s = s};
     struct resume *r = bpf_map_lookup_elem(&unwind_resumes, &tid);
 
@@ -809,7 +812,8 @@ __noinline bool unwind_resume(struct offcpu_stack *s, __u32 tid, __u64 start_tim
     if (!w->has_table)
         find_exe(w);
     bpf_loop(OFFCPU_USER_DEPTH, unwind_step, &c, 0);
-    bpf_map_delete_elem(&unwind_resumes, &tid);
+    if (slot != UNWIND_SLOT_ITER)
+        bpf_map_delete_elem(&unwind_resumes, &tid);
     stat_add(w->unknown ? OFFCPU_STAT_UNWIND_RESUMED_SHORT : OFFCPU_STAT_UNWIND_RESUMED, 1);
     return !w->unknown;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "api.h"
@@ -13,6 +14,7 @@
 #include "daemon.h"
 #include "drain.h"
 #include "kallsyms.h"
+#include "kernel_features.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "metrics_endpoint.h"
@@ -43,10 +45,21 @@ static int open_trace_cgroups(struct daemon *d, int *fds, uint32_t *n)
 
 static int open_collector(struct daemon *d)
 {
+    char missing[512];
     int fds[COLLECTOR_TRACE_CGROUPS_MAX];
     uint32_t n = 0;
     int r;
 
+    r = kernel_features_missing(missing, sizeof(missing));
+    if (r > 0) {
+        struct utsname u = {0};
+
+        uname(&u);
+        return log_error_errno(
+            EOPNOTSUPP,
+            "this kernel (%s) lacks %s: offcpud needs Linux " KERNEL_FEATURES_FLOOR " or later",
+            u.release, missing);
+    }
     r = open_trace_cgroups(d, fds, &n);
     if (r == 0) {
         r = collector_open(&d->cfg.collector, fds, n, &d->collector);

@@ -24,6 +24,9 @@ OFFCPUCTL = BUILD / "client" / "offcpuctl"
 # the workloads are test subjects: a sanitizer's own threads and processes would
 # blur the blocking they are known for, so they come from a plain build
 WORKLOADS = Path(os.environ.get("OFFCPUD_WORKLOADS", BUILD / "tests" / "workloads")).resolve()
+# the build the workloads come from, without a sanitizer: the daemon as it ships, for
+# what depends on its speed (a sanitizer build derives unwind rows several times slower)
+PLAIN_BUILD = WORKLOADS.parents[1]
 SANITIZER_MARKS = ("AddressSanitizer", "UndefinedBehaviorSanitizer", "LeakSanitizer",
                    "runtime error:")
 
@@ -43,14 +46,15 @@ class Daemon:
 
     started = []  # every one, for reap_daemons
 
-    def __init__(self, tmp: Path, *args: str, sock="offcpud.sock", umask=-1):
-        """sock: the socket's path under tmp; umask: the daemon's (-1: this process's)."""
+    def __init__(self, tmp: Path, *args: str, sock="offcpud.sock", umask=-1, binary=OFFCPUD):
+        """sock: the socket's path under tmp; umask: the daemon's (-1: this process's);
+        binary: the offcpud to run."""
         self.sock = str(tmp / sock)
         self.log_path = tmp / "offcpud.log"
         self.log = open(self.log_path, "w")
         if "--state-directory" not in args:  # never another test's ring, nor the host's
             args = (*args, "--state-directory", str(tmp / "state"))
-        self.proc = subprocess.Popen([str(OFFCPUD), "--socket", self.sock, *args],
+        self.proc = subprocess.Popen([str(binary), "--socket", self.sock, *args],
                                      stdout=self.log, stderr=subprocess.STDOUT, umask=umask)
         Daemon.started.append(self)
         self._wait_ready()

@@ -13,13 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import WORKLOADS
+from conftest import PLAIN_BUILD, WORKLOADS
 
 RELEASE = "bookworm"
 # what the daemon and offcpuctl link against, and a system to boot
 PACKAGES = ["systemd", "systemd-sysv", "dbus", "libbpf1", "libelf1", "libdw1", "libsystemd0",
             "libjansson4", "libprotobuf-c1"]
-PLAIN_BUILD = WORKLOADS.parents[1]  # the build the workloads come from has no sanitizer
 # CAP_DAC_READ_SEARCH, CAP_SYS_PTRACE, CAP_SYS_ADMIN, CAP_SYSLOG, CAP_PERFMON, CAP_BPF
 EXPECTED_CAPS = sum(1 << bit for bit in (2, 19, 21, 34, 38, 39))
 

@@ -42,10 +42,9 @@ wait $csleep
 part csleep_pid
 echo $csleep >>"$out"
 
-# bash, reading a pipe that stays silent with a timeout: 20 waits in select
+# bash, reading a pipe that stays silent with a timeout: 40 waits of 50 ms in select
 mkfifo "$work/silent"
-/usr/bin/bash -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
-    read -r -t 0.05 line; done' <>"$work/silent" &
+/usr/bin/bash -c 'for ((i = 0; i < 40; i++)); do read -r -t 0.05 line; done' <>"$work/silent" &
 bash=$!
 wait $bash
 part bash_pid

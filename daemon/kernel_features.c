@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include "kernel_features.h"
+
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "macro.h"
+
+enum probe_kind { PROBE_FILE, PROBE_MAP, PROBE_HELPER };
+
+/* Each thing the programs use that a kernel older than the floor may lack,
+ * with the release that brought it. Helpers are probed for raw_tp programs,
+ * the kind every attach mode loads. */
+static const struct feature {
+    const char *name;
+    const char *since;
+    enum probe_kind kind;
+    int id; /* enum bpf_map_type or enum bpf_func_id */
+    const char *path;
+} features[] = {
+    {"kernel BTF (/sys/kernel/btf/vmlinux)", "5.4", PROBE_FILE, 0, "/sys/kernel/btf/vmlinux"},
+    {"BPF ring buffers", "5.8", PROBE_MAP, BPF_MAP_TYPE_RINGBUF, NULL},
+    {"task storage", "5.11", PROBE_MAP, BPF_MAP_TYPE_TASK_STORAGE, NULL},
+    {"bpf_get_current_task_btf", "5.11", PROBE_HELPER, BPF_FUNC_get_current_task_btf, NULL},
+    {"bpf_task_pt_regs", "5.15", PROBE_HELPER, BPF_FUNC_task_pt_regs, NULL},
+    {"bpf_loop", "5.17", PROBE_HELPER, BPF_FUNC_loop, NULL},
+    {"bpf_find_vma", "5.17", PROBE_HELPER, BPF_FUNC_find_vma, NULL},
+};
+
+/* Is name among the comma-separated names of OFFCPUD_ASSUME_MISSING? */
+static bool assumed_missing(const char *name)
+{
+    const char *list = getenv("OFFCPUD_ASSUME_MISSING");
+    size_t len = strlen(name);
+
+    for (const char *p = list; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+        if (strcspn(p, ",") == len && strncmp(p, name, len) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* 1 present, 0 missing, or a negative errno (the probe itself failed). */
+static int probe(const struct feature *f)
+{
+    if (assumed_missing(f->name))
+        return 0;
+    switch (f->kind) {
+    case PROBE_FILE:
+        return access(f->path, R_OK) == 0 ? 1 : errno == ENOENT ? 0 : -errno;
+    case PROBE_MAP:
+        return libbpf_probe_bpf_map_type(f->id, NULL);
+    case PROBE_HELPER:
+        return libbpf_probe_bpf_helper(BPF_PROG_TYPE_RAW_TRACEPOINT, f->id, NULL);
+    }
+    return -EINVAL;
+}
+
+int kernel_features_missing(char *buf, size_t size)
+{
+    int missing = 0;
+    size_t used = 0;
+
+    if (size)
+        buf[0] = '\0';
+    for (size_t i = 0; i < ARRAY_SIZE(features); i++) {
+        int r = probe(&features[i]);
+
+        /* a probe that cannot run (no permission) tells nothing: the load will */
+        if (r != 0)
+            continue;
+        if (used < size)
+            used += snprintf(buf + used, size - used, "%s%s (%s)", missing ? ", " : "",
+                             features[i].name, features[i].since);
+        missing++;
+    }
+    return missing;
+}

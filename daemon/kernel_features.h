@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What the BPF collector needs of the running kernel, probed before it is
+ * loaded: a kernel that lacks something gets one line naming it and the
+ * release that brought it, never a verifier's log as the only word.
+ */
+#ifndef KERNEL_FEATURES_H
+#define KERNEL_FEATURES_H
+
+#include <stddef.h>
+
+/* The oldest kernel release with everything the collector needs. */
+#define KERNEL_FEATURES_FLOOR "5.17"
+
+/* Writes the names of the missing features ("bpf_loop (5.17), ...") into
+ * buf; returns how many are missing (0: the collector can load), or a
+ * negative errno. The environment variable OFFCPUD_ASSUME_MISSING (names,
+ * comma-separated) makes those count as missing: how the tests play an older
+ * kernel on a new one. */
+int kernel_features_missing(char *buf, size_t size);
+
+#endif
