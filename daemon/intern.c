@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "intern.h"
+#include "array.h"
 #include "fnv.h"
 
 #include <assert.h>
@@ -159,7 +160,6 @@ static void index_remove(struct blobtab *t, uint32_t id)
 static bool blob_unref(struct blobtab *t, uint32_t id)
 {
     struct blob *b;
-    uint32_t *f;
 
     if (!id)
         return false;
@@ -168,11 +168,11 @@ static bool blob_unref(struct blobtab *t, uint32_t id)
     if (--b->refs > 0)
         return false;
     index_remove(t, id);
-    f = realloc(t->free_ids, (t->nfree + 1) * sizeof(*f));
-    if (f) {
-        t->free_ids = f;
+    /* doubled, not grown by one: freeing a whole ring frees every id */
+    if (array_reserve(&t->free_ids, &t->free_cap, (size_t)t->nfree + 1, sizeof(*t->free_ids),
+                      64) == 0)
         t->free_ids[t->nfree++] = id;
-    } /* else: the id is simply never reused */
+    /* else: the id is simply never reused */
     t->bytes -= sizeof(*b) + b->len;
     free(b);
     t->slots[id] = NULL;

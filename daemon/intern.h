@@ -26,6 +26,7 @@ struct blobtab {
     uint32_t cap;
     uint32_t *free_ids; /* ids of freed slots, reused first */
     uint32_t nfree;
+    size_t free_cap;
     uint32_t *index;     /* open addressing: ids, 0 = empty */
     uint32_t index_size; /* power of two */
     uint32_t count;
