@@ -53,6 +53,9 @@ const volatile __u32 entry_share_max = 0;
  * there for those still under their floor. */
 const volatile __u32 stack_floor = 0, stack_open = 0;
 const volatile __u32 entry_floor = 0, entry_open = 0;
+/* Blocks still short at their end are held for their rows (see
+ * OFFCPU_DEFERRED_MAX): where the daemon runs charge_deferred at each flip. */
+const volatile bool defer_charges = false;
 
 /* What a blocking episode is charged to, fixed at switch-out. */
 struct rec_ident {
@@ -275,6 +278,7 @@ static __always_inline __u32 take_stack(void *ctx, struct offcpu_stack *s, __u32
 /* What sched_switch tells about the task switching out. */
 struct switch_out {
     __u64 start_time;
+    __u64 since; /* the switch-out's time: off-CPU from here (a deep walk takes a while) */
     __u32 tgid, tid;
     __u32 state;
     __u32 exec_id;
@@ -308,6 +312,7 @@ static __always_inline __u64 take_user_stack(void *ctx, struct offcpu_stack *s,
         start->di = so->fp.di;
         start->mm = so->mm;
         start->start_time = so->start_time;
+        start->since = so->since;
         start->tgid = so->tgid;
         start->exec_id = so->exec_id;
         start->tid = so->tid;
@@ -406,9 +411,7 @@ static __always_inline __u32 owner_of(__u32 uid, __u32 euid, __u32 suid, const s
 
 static __always_inline void switch_out(void *ctx, struct task_rec *rec, const struct switch_out *so)
 {
-    /* off-CPU from here: a deep stack takes a while to walk, and that while
-     * is the task's blocked time too */
-    __u64 now = bpf_ktime_get_ns();
+    __u64 now = so->since;
     bool walked;
 
     /* a tid-keyed record may have belonged to an earlier task with this tid */
@@ -675,10 +678,68 @@ static __always_inline void charge(const struct rec_ident *id, const struct plac
     }
 }
 
+/*
+ * A block still short at its end, held until a flip finds its rows
+ * (charge_deferred); false where it cannot be (then it is charged now).
+ */
+struct deferred {
+    struct rec_ident id;
+    __u64 start_time;             /* the task's */
+    __u64 ts, woken, end, period; /* what charge() is given */
+    __u32 tgid;
+    __u32 charged; /* by charge_one_deferred: deleted then */
+    struct place place;
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, OFFCPU_DEFERRED_MAX);
+    __type(key, struct offcpu_resume_key); /* the block's copy of the stack has the same */
+    __type(value, struct deferred);
+} deferred_charges SEC(".maps");
+
+/* A deferred charge is made here, then stored: too large for the BPF stack. */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct deferred);
+} deferred_scratch SEC(".maps");
+
+static __always_inline bool defer_charge(const struct task_rec *rec, const struct place *p,
+                                         __u32 tgid, __u32 tid, __u64 ts, __u64 now)
+{
+    struct offcpu_resume_key k = {.tid = tid, .since = rec->since};
+    struct deferred *d;
+    __u32 zero = 0;
+
+    if (!defer_charges)
+        return false;
+    d = bpf_map_lookup_elem(&deferred_scratch, &zero);
+    if (!d)
+        return false;
+    d->id = rec->id;
+    d->start_time = rec->start_time;
+    d->ts = ts;
+    d->woken = rec->woken;
+    d->end = now;
+    d->period = now > rec->since ? now - rec->since : 1;
+    d->tgid = tgid;
+    d->charged = 0;
+    bpf_probe_read_kernel(&d->place, sizeof(d->place), p);
+    if (bpf_map_update_elem(&deferred_charges, &k, d, BPF_NOEXIST) < 0) {
+        stat_add(OFFCPU_STAT_DEFER_FULL, 1);
+        return false;
+    }
+    stat_add(OFFCPU_STAT_CHARGES_DEFERRED, 1);
+    return true;
+}
+
 static __always_inline void switch_in(struct task_rec *rec, __u32 tgid, __u32 tid)
 {
     struct place *p;
     __u64 ts, now;
+    int resumed;
 
     /* exchange, because the iterator below may move ts forward concurrently */
     ts = rec ? __sync_lock_test_and_set(&rec->ts, 0) : 0;
@@ -693,10 +754,14 @@ static __always_inline void switch_in(struct task_rec *rec, __u32 tgid, __u32 ti
     if (p->walked & UNWIND_RESUME) {
         /* a block's stack is known by its end: the rows may have come meanwhile */
         p->walked &= ~UNWIND_RESUME;
-        unwind_resume(&p->ustack, tid, rec->start_time, UNWIND_SLOT_SWITCH);
+        resumed = unwind_resume(&p->ustack, tid, rec->since, rec->start_time, UNWIND_SLOT_SWITCH);
         /* whole or not, the stack may have changed: stored anew */
         p->user_hash = stack_hash(&p->ustack, OFFCPU_USER_DEPTH);
         p->stored_gen = 0;
+        now = bpf_ktime_get_ns();
+        if (resumed == RESUMED_SHORT && defer_charge(rec, p, tgid, tid, ts, now))
+            return;
+        drop_resume(tid, rec->since);
     }
     now = bpf_ktime_get_ns();
     /* since, not ts: charge_blocked moves ts at each flip */
@@ -821,6 +886,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
                 btf && stack_cache && !preempt && so->state != OFFCPU_STATE_UNINTERRUPTIBLE;
         }
         rec = record_of(prev, tid, btf);
+        so->since = bpf_ktime_get_ns();
         if (rec)
             switch_out(ctx, rec, so);
     }
@@ -1013,6 +1079,12 @@ struct {
  * ts: if it still holds the value read before the copy, the task has not run
  * (a switch-in clears ts, and a new switch-out stores a later time), so the
  * copy is consistent and the interval is ours alone.
+ *
+ * A walk that stopped at code whose rows were not loaded goes on from its
+ * copy of the stack: a long block (a new program's first, a thread blocked
+ * since before a dlopen's rows) is charged to its whole stack. Until the rows
+ * come (OFFCPU_DEFER_MAX_NS at most) its time is left for a later flip or
+ * its switch-in to charge, whole. The record keeps its copy for those.
  */
 SEC("iter/task")
 int charge_blocked(struct bpf_iter__task *ctx)
@@ -1022,7 +1094,7 @@ int charge_blocked(struct bpf_iter__task *ctx)
     struct rec_ident id;
     struct place *copy;
     __u32 zero = 0;
-    __u64 ts, now, woken;
+    __u64 ts, now, woken, since;
 
     if (!task || !task->pid)
         return 0;
@@ -1035,22 +1107,75 @@ int charge_blocked(struct bpf_iter__task *ctx)
     copy = bpf_map_lookup_elem(&place_copy, &zero);
     if (!copy)
         return 0;
+    since = rec->since;
     bpf_probe_read_kernel(&id, sizeof(id), &rec->id);
     bpf_probe_read_kernel(copy, sizeof(*copy), &rec->places[id.place & 1]);
+    /* a copy made while the task ran is dropped by the compare-and-swap below */
+    if (copy->walked & UNWIND_RESUME) {
+        if (unwind_resume(&copy->ustack, task->pid, since, rec->start_time, UNWIND_SLOT_ITER) ==
+                RESUMED_SHORT &&
+            defer_charges && bpf_ktime_get_ns() - since < OFFCPU_DEFER_MAX_NS) {
+            stat_add(OFFCPU_STAT_CHARGES_DEFERRED, 1);
+            return 0;
+        }
+        copy->user_hash = stack_hash(&copy->ustack, OFFCPU_USER_DEPTH);
+    }
     now = bpf_ktime_get_ns();
     /* read after now: a wakeup later than now is the next interval's */
     woken = rec->woken;
     if (__sync_val_compare_and_swap(&rec->ts, ts, now) != ts)
         return 0;
-    /* A walk that stopped at code whose rows were not loaded goes on from its
-     * copy of the stack once they are: from this flip on, a long block (a new
-     * program's first, a thread blocked since before a dlopen's rows) is
-     * charged to its whole stack. The record keeps its copy for the switch-in. */
-    if (copy->walked & UNWIND_RESUME) {
-        unwind_resume(&copy->ustack, task->pid, rec->start_time, UNWIND_SLOT_ITER);
-        copy->user_hash = stack_hash(&copy->ustack, OFFCPU_USER_DEPTH);
-    }
     charge(&id, copy, NULL, task->tgid, task->pid, ts, woken, now, 0, SCRATCH_ITER);
+    return 0;
+}
+
+/*
+ * A block held for its rows: walked on from its copy of the stack, and
+ * charged to the generation about to end once they have come, or once
+ * OFFCPU_DEFER_MAX_NS have passed since it ended (short then, and counted).
+ * Deleted once charged. An element deleted can be taken again at once (by a
+ * switch-in on another CPU), and the iteration may then visit some twice:
+ * charged says which ones are done.
+ */
+static long charge_one_deferred(struct bpf_map *map, const struct offcpu_resume_key *key,
+                                struct deferred *d, void *unused)
+{
+    struct place *copy;
+    __u32 zero = 0;
+    int resumed;
+
+    if (d->charged)
+        return 0;
+    copy = bpf_map_lookup_elem(&place_copy, &zero);
+    if (!copy)
+        return 1;
+    bpf_probe_read_kernel(copy, sizeof(*copy), &d->place);
+    resumed = unwind_resume(&copy->ustack, key->tid, key->since, d->start_time, UNWIND_SLOT_ITER);
+    if (resumed == RESUMED_SHORT && bpf_ktime_get_ns() - d->end < OFFCPU_DEFER_MAX_NS)
+        return 0;
+    if (resumed != RESUMED_WHOLE)
+        stat_add(OFFCPU_STAT_DEFERRED_SHORT, 1);
+    copy->user_hash = stack_hash(&copy->ustack, OFFCPU_USER_DEPTH);
+    /* no one else writes d: it is charged from where it is */
+    charge(&d->id, copy, NULL, d->tgid, key->tid, d->ts, d->woken, d->end, d->period, SCRATCH_ITER);
+    d->charged = 1;
+    drop_resume(key->tid, key->since);
+    bpf_map_delete_elem(&deferred_charges, key);
+    return 0;
+}
+
+/*
+ * Run by the daemon at each flip, after charge_blocked: the blocks held for
+ * their rows are charged (charge_one_deferred). An iterator over the BPF
+ * maps, for its last call only (map NULL): a program run on demand that
+ * needs no map to attach to (an iterator over deferred_charges' elements
+ * would: 6.18 here refuses to load one, EPERM).
+ */
+SEC("iter/bpf_map")
+int charge_deferred(struct bpf_iter__bpf_map *ctx)
+{
+    if (!ctx->map)
+        bpf_for_each_map_elem(&deferred_charges, charge_one_deferred, NULL, 0);
     return 0;
 }
 

@@ -118,6 +118,24 @@ struct offcpu_unwind_row {
     __u8 pad[2];
 };
 
+/*
+ * A block whose walk met code without rows, still short at its end, is held
+ * until a flip finds the rows (at most OFFCPU_DEFERRED_MAX blocks at once,
+ * each with its 8 KiB copy of the stack), or until OFFCPU_DEFER_MAX_NS have
+ * passed since it ended: then it is charged as it is. A task still blocked
+ * is held the same way at flips, for as long since its switch-out.
+ */
+#define OFFCPU_DEFERRED_MAX 512
+#define OFFCPU_DEFER_MAX_NS (5ULL * 1000 * 1000 * 1000)
+
+/* A block's: its copy of the stack, its deferred charge. The task, and the
+ * block's switch-out time. */
+struct offcpu_resume_key {
+    __u32 tid;
+    __u32 pad;
+    __u64 since;
+};
+
 /* Executable mappings of one process the walk knows; more are not walked. */
 #define OFFCPU_UNWIND_MAPPINGS_MAX 128
 
@@ -250,6 +268,9 @@ enum offcpu_stat {
     OFFCPU_STAT_UNWIND_MAPPED,   /* ...found among the code recorded as it was mapped */
     OFFCPU_STAT_UNWIND_RESUMED,  /* short walks made whole at switch-in, from a copy of the stack */
     OFFCPU_STAT_UNWIND_RESUMED_SHORT, /* ...still short then: the rows were not loaded yet */
+    OFFCPU_STAT_CHARGES_DEFERRED,     /* short blocks (or a flip's part) held until the rows come */
+    OFFCPU_STAT_DEFERRED_SHORT,       /* ...charged short all the same: no rows within the bound */
+    OFFCPU_STAT_DEFER_FULL,           /* ...not held, no room: charged short at once */
     OFFCPU_STAT_WAKES,                /* wakeups of blocked tasks paired with their waker */
     OFFCPU_STAT_WAKE_MAP_FULL,        /* ...that found no room in the generation's waker map */
     OFFCPU_STAT_WAKE_LOST_NS,         /* ...and the blocked time they had */

@@ -77,6 +77,21 @@ enum walk_end {
 
 /* A walk in progress: no pointers, so that the frame step, a global
  * function, can be verified once for every walk. */
+/*
+ * The walk's state lives here, not on the BPF stack: kernels up to 6.1 allow
+ * 512 bytes for a program and the functions it calls together (bpf_loop's
+ * and bpf_find_vma's callbacks included), and the switch-out's own frame
+ * takes much of them. Per CPU, a slot for each program that walks: each runs
+ * with interrupts off, but sched_waking can fire inside sched_switch (an
+ * allocation there may wake kswapd).
+ */
+enum unwind_slot {
+    UNWIND_SLOT_SWITCH, /* sched_switch: switch-outs, and resumes at switch-in */
+    UNWIND_SLOT_WAKING, /* sched_waking: the waker's stacks */
+    UNWIND_SLOT_ITER,   /* charge_blocked: walks on for tasks still blocked (preemptible) */
+    UNWIND_SLOTS,
+};
+
 struct walk {
     __u64 pc, sp, bp;
     __u64 di;    /* the innermost frame's rdi (vfork's return address) */
@@ -91,6 +106,7 @@ struct walk {
     __u32 unknown;   /* an address was in no code the walk knew: the stack may be incomplete */
     __u32 tid;
     __u32 resuming; /* walking on from a copy of the stack (see unwind_resume) */
+    __u32 slot;     /* enum unwind_slot: where this walk and its copy of the stack are */
     __u32 stopped;  /* met code whose rows are not loaded: stop_* is the state there */
     __u32 stop_i;   /* ...the frame it was at */
     __u32 stop_bp_known;
@@ -107,28 +123,35 @@ struct walk {
  * the stack above that point, and goes on from it when the task is switched
  * back in: a block later, the daemon has most often loaded the rows. The
  * copy is read then, not the task's memory: at switch-in the address space
- * mapped is the other task's.
+ * mapped is the other task's. A block still short at its end keeps its copy
+ * until a flip finds the rows (charge_deferred): a copy is the block's, not
+ * the task's, which goes on running and blocking.
  */
 #define RESUME_STACK_BYTES 8192
 #define RESUME_CHUNK       1024 /* copied a chunk at a time: the last may lie past the stack */
 
-struct resume {
-    __u64 start_time; /* the task's: a tid reused is another task */
-    __u64 pc, sp, bp, di, mm;
-    __u32 bp_known;
-    __u32 first_i; /* the frame the walk stopped at */
-    __u32 tgid, exec_id;
+struct resume_stack {
+    __u64 sp;
     __u32 len; /* bytes of stack copied from sp */
     __u32 pad;
     __u8 stack[RESUME_STACK_BYTES];
 };
 
-/* By tid: a task that never runs again (killed while blocked) leaves its
- * copy behind, for the LRU to take back. */
+struct resume {
+    __u64 start_time; /* the task's: a tid reused is another task */
+    __u64 pc, bp, di, mm;
+    __u32 bp_known;
+    __u32 first_i; /* the frame the walk stopped at */
+    __u32 tgid, exec_id;
+    struct resume_stack copy;
+};
+
+/* A task that never runs again (killed while blocked) leaves its copy
+ * behind, for the LRU to take back. */
 struct {
     __uint(type, BPF_MAP_TYPE_LRU_HASH);
-    __uint(max_entries, 256);
-    __type(key, __u32);
+    __uint(max_entries, OFFCPU_DEFERRED_MAX);
+    __type(key, struct offcpu_resume_key);
     __type(value, struct resume);
 } unwind_resumes SEC(".maps");
 
@@ -140,16 +163,29 @@ struct {
     __type(value, struct resume);
 } unwind_resume_empty SEC(".maps");
 
+/*
+ * The copy a resumed walk reads, per CPU and slot, taken out of
+ * unwind_resumes when it starts: looked up here with a key of 4 bytes on the
+ * stack (6.1 takes no key from elsewhere, and the walk's frames have little
+ * room: see unwind_slot), and from an array.
+ */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, UNWIND_SLOTS);
+    __type(key, __u32);
+    __type(value, struct resume_stack);
+} unwind_resume_stacks SEC(".maps");
+
 /* size bytes of the stack at addr: the task's memory, or the copy. */
 static __always_inline long read_stack(const struct walk *w, void *dst, __u32 size, __u64 addr)
 {
-    const struct resume *r;
-    __u32 tid = w->tid; /* a key on the stack: 6.1's verifier takes no other */
+    const struct resume_stack *r;
+    __u32 slot = w->slot;
     __u64 off;
 
     if (!w->resuming)
         return bpf_probe_read_user(dst, size, (void *)addr);
-    r = bpf_map_lookup_elem(&unwind_resumes, &tid);
+    r = bpf_map_lookup_elem(&unwind_resume_stacks, &slot);
     if (!r || addr < r->sp)
         return -14; /* -EFAULT */
     off = addr - r->sp;
@@ -603,21 +639,6 @@ __noinline int unwind_frame(struct walk *w, __u32 i)
     return STEP_NEXT;
 }
 
-/*
- * The walk's state lives here, not on the BPF stack: kernels up to 6.1 allow
- * 512 bytes for a program and the functions it calls together (bpf_loop's
- * and bpf_find_vma's callbacks included), and the switch-out's own frame
- * takes much of them. Per CPU, a slot for each program that walks: each runs
- * with interrupts off, but sched_waking can fire inside sched_switch (an
- * allocation there may wake kswapd).
- */
-enum unwind_slot {
-    UNWIND_SLOT_SWITCH, /* sched_switch: switch-outs, and resumes at switch-in */
-    UNWIND_SLOT_WAKING, /* sched_waking: the waker's stacks */
-    UNWIND_SLOT_ITER,   /* charge_blocked: walks on for tasks still blocked (preemptible) */
-    UNWIND_SLOTS,
-};
-
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
     __uint(max_entries, UNWIND_SLOTS);
@@ -630,6 +651,7 @@ struct unwind_start {
     __u64 ip, sp, bp, di;
     __u64 mm;
     __u64 start_time; /* the task's */
+    __u64 since;      /* the switch-out's time: with tid, the key of a copy of the stack */
     __u32 tgid, exec_id, tid;
     __u32 slot; /* enum unwind_slot: whose walk */
 };
@@ -656,8 +678,10 @@ static __always_inline struct walk *new_walk(__u32 slot)
 {
     struct walk *w = bpf_map_lookup_elem(&unwind_walk, &slot);
 
-    if (w)
+    if (w) {
         __builtin_memset(w, 0, sizeof(*w));
+        w->slot = slot;
+    }
     return w;
 }
 
@@ -697,21 +721,25 @@ enum unwind_result {
     UNWIND_NEW_CODE = 4, /* through code mapped since the process's table was read */
 };
 
-/* Copy the stack above where the walk stopped, and the state there. */
+/* Copy the stack above where the walk stopped, and the state there: of a
+ * switch-out only (a waker's walk is never resumed). */
 static __always_inline bool save_resume(const struct walk *w, const struct unwind_start *r)
 {
+    struct offcpu_resume_key k = {.tid = r->tid, .since = r->since};
     struct resume *res, *empty;
-    __u32 zero = 0, tid = r->tid;
+    __u32 zero = 0;
 
-    empty = bpf_map_lookup_elem(&unwind_resume_empty, &zero);
-    if (!empty || bpf_map_update_elem(&unwind_resumes, &tid, empty, BPF_ANY) < 0)
+    if (r->slot != UNWIND_SLOT_SWITCH)
         return false;
-    res = bpf_map_lookup_elem(&unwind_resumes, &tid);
+    empty = bpf_map_lookup_elem(&unwind_resume_empty, &zero);
+    if (!empty || bpf_map_update_elem(&unwind_resumes, &k, empty, BPF_ANY) < 0)
+        return false;
+    res = bpf_map_lookup_elem(&unwind_resumes, &k);
     if (!res)
         return false;
     res->start_time = r->start_time;
     res->pc = w->stop_pc;
-    res->sp = w->stop_sp;
+    res->copy.sp = w->stop_sp;
     res->bp = w->stop_bp;
     res->di = r->di;
     res->mm = w->mm;
@@ -719,14 +747,14 @@ static __always_inline bool save_resume(const struct walk *w, const struct unwin
     res->first_i = w->stop_i;
     res->tgid = w->tgid;
     res->exec_id = w->exec_id;
-    res->len = 0;
+    res->copy.len = 0;
     for (__u32 k = 0; k < RESUME_STACK_BYTES / RESUME_CHUNK; k++) {
-        if (bpf_probe_read_user(&res->stack[k * RESUME_CHUNK], RESUME_CHUNK,
+        if (bpf_probe_read_user(&res->copy.stack[k * RESUME_CHUNK], RESUME_CHUNK,
                                 (void *)(w->stop_sp + k * RESUME_CHUNK)) < 0)
             break;
-        res->len += RESUME_CHUNK;
+        res->copy.len += RESUME_CHUNK;
     }
-    return res->len > 0;
+    return res->copy.len > 0;
 }
 
 /*
@@ -776,27 +804,37 @@ __noinline int unwind_user_stack(struct offcpu_stack *s, const struct unwind_sta
                                                                                     : 0);
 }
 
+/* What unwind_resume found. */
+enum resumed {
+    RESUMED_NO_COPY, /* none (taken back by the LRU, or of another task) */
+    RESUMED_SHORT,   /* still short: the rows are not there yet */
+    RESUMED_WHOLE,
+};
+
 /*
- * The walk of s that stopped at code without rows, on from its copy of the
- * stack. Returns true when the stack is whole now. At the task's switch-in
- * (slot UNWIND_SLOT_SWITCH), once only: a walk that stops again keeps what
- * it found. Before a flip, for a task still blocked (UNWIND_SLOT_ITER), the
- * copy stays: the flips until the rows come, and the switch-in, walk on again.
+ * The walk of s that stopped at code without rows, on from the copy of the
+ * stack its block (tid, since) took. Returns an enum resumed. The copy stays
+ * (drop_resume): at a flip a task still blocked, or a block held for its rows
+ * (charge_deferred), is walked on again until they come.
  */
-__noinline bool unwind_resume(struct offcpu_stack *s, __u32 tid, __u64 start_time, __u32 slot)
+__noinline int unwind_resume(struct offcpu_stack *s, __u32 tid, __u64 since, __u64 start_time,
+                             __u32 slot)
 {
+    struct offcpu_resume_key k = {.tid = tid, .since = since};
     struct walk *w = new_walk(slot);
     struct walk_ctx c = {.w = w, .s = s};
-    struct resume *r = bpf_map_lookup_elem(&unwind_resumes, &tid);
+    struct resume *r = bpf_map_lookup_elem(&unwind_resumes, &k);
+    struct resume_stack *copy = bpf_map_lookup_elem(&unwind_resume_stacks, &slot);
 
-    if (!s || !r || !w)
-        return false;
+    if (!s || !r || !w || !copy)
+        return RESUMED_NO_COPY;
     if (r->start_time != start_time || r->first_i >= OFFCPU_USER_DEPTH) {
-        bpf_map_delete_elem(&unwind_resumes, &tid);
-        return false;
+        bpf_map_delete_elem(&unwind_resumes, &k);
+        return RESUMED_NO_COPY;
     }
+    bpf_probe_read_kernel(copy, sizeof(*copy), &r->copy);
     w->pc = r->pc;
-    w->sp = r->sp;
+    w->sp = copy->sp;
     w->bp = r->bp;
     w->di = r->di;
     w->bp_known = r->bp_known;
@@ -812,10 +850,16 @@ __noinline bool unwind_resume(struct offcpu_stack *s, __u32 tid, __u64 start_tim
     if (!w->has_table)
         find_exe(w);
     bpf_loop(OFFCPU_USER_DEPTH, unwind_step, &c, 0);
-    if (slot != UNWIND_SLOT_ITER)
-        bpf_map_delete_elem(&unwind_resumes, &tid);
     stat_add(w->unknown ? OFFCPU_STAT_UNWIND_RESUMED_SHORT : OFFCPU_STAT_UNWIND_RESUMED, 1);
-    return !w->unknown;
+    return w->unknown ? RESUMED_SHORT : RESUMED_WHOLE;
+}
+
+/* The block's copy of the stack is no longer needed. */
+static __always_inline void drop_resume(__u32 tid, __u64 since)
+{
+    struct offcpu_resume_key k = {.tid = tid, .since = since};
+
+    bpf_map_delete_elem(&unwind_resumes, &k);
 }
 
 #endif

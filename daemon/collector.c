@@ -184,6 +184,9 @@ static int open_skeleton(const struct collector_options *o, const int *cgroup_fd
      * attached apart (attach_mmap): it may have to do without */
     bpf_program__set_autoload(skel->progs.on_mmap, o->unwind_dwarf);
     bpf_program__set_autoattach(skel->progs.on_mmap, false);
+    /* run at each flip where iterators are (tp_btf) */
+    skel->rodata->defer_charges = o->unwind_dwarf && attach == COLLECTOR_ATTACH_TP_BTF;
+    bpf_program__set_autoload(skel->progs.charge_deferred, skel->rodata->defer_charges);
     if (attach == COLLECTOR_ATTACH_TP_BTF) {
         bpf_program__set_autoload(skel->progs.on_switch_raw, false);
         bpf_program__set_autoload(skel->progs.on_exec_raw, false);
@@ -424,19 +427,18 @@ void collector_get_unwind_stats(const struct collector *c, struct unwind_tables_
         *ret = (struct unwind_tables_stats){0};
 }
 
-/* Charge the time of tasks still blocked to the generation about to end. */
-static int charge_blocked(struct collector *c)
+/* Run an iterator that writes nothing: reading runs it; 0 where the link is not. */
+static int run_iterator(struct bpf_link *link)
 {
     _cleanup_close_ int fd = -1;
     char buf[64];
     ssize_t n;
 
-    if (!c->skel->links.charge_blocked)
-        return 0; /* raw_tp: no task storage to walk */
-    fd = bpf_iter_create(bpf_link__fd(c->skel->links.charge_blocked));
+    if (!link)
+        return 0;
+    fd = bpf_iter_create(bpf_link__fd(link));
     if (fd < 0)
         return -errno;
-    /* the program prints nothing: reading runs it over every task */
     while ((n = read(fd, buf, sizeof(buf))) > 0)
         ;
     return n < 0 ? -errno : 0;
@@ -460,9 +462,14 @@ int collector_flip_and_drain(struct collector *c, struct drained **ret)
     int64_t now;
     int n, m;
 
-    n = charge_blocked(c);
+    /* the time of tasks still blocked, then of blocks held for their rows,
+     * to the generation about to end (raw_tp: no task storage, none held) */
+    n = run_iterator(c->skel->links.charge_blocked);
     if (n < 0)
         log_warning("charging tasks still blocked: %s", strerror(-n));
+    n = run_iterator(c->skel->links.charge_deferred);
+    if (n < 0)
+        log_warning("charging blocks held for their rows: %s", strerror(-n));
     c->gen = old + 1;
     c->skel->bss->gen = c->gen;
     now = clock_ns(CLOCK_REALTIME);
@@ -560,6 +567,9 @@ static const char *const counter_names[OFFCPU_STAT__MAX] = {
     [OFFCPU_STAT_UNWIND_MAPPED] = "unwind_mapped_frames",
     [OFFCPU_STAT_UNWIND_RESUMED] = "unwind_resumed",
     [OFFCPU_STAT_UNWIND_RESUMED_SHORT] = "unwind_resumed_short",
+    [OFFCPU_STAT_CHARGES_DEFERRED] = "charges_deferred",
+    [OFFCPU_STAT_DEFERRED_SHORT] = "deferred_charged_short",
+    [OFFCPU_STAT_DEFER_FULL] = "defer_full",
 };
 
 /* Losses: what an operator alerts on. The rest are events. */

@@ -7,8 +7,11 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
+#include "clock.h"
 #include "log.h"
+#include "macro.h"
 #include "offcpu.h"
 
 /* How long the thread waits for a request before looking at its flags. */
@@ -23,7 +26,26 @@ struct unwind_worker {
     atomic_bool stop;
     atomic_uint_fast64_t grace_periods;
     uint64_t passes; /* grace periods the tables were last told of */
+    /* For tests (OFFCPUD_TABLE_DELAY_MS): tables read that long after they
+     * are asked for, as on a busy host; asks that come meanwhile wait with
+     * the first (until hold_until, CLOCK_MONOTONIC ns). */
+    int64_t delay_ns, hold_until;
 };
+
+static void hold_for_test(struct unwind_worker *w)
+{
+    int64_t now = clock_ns(CLOCK_MONOTONIC);
+    struct timespec ts;
+
+    if (!w->delay_ns)
+        return;
+    if (now >= w->hold_until)
+        w->hold_until = now + w->delay_ns;
+    ts = (struct timespec){.tv_sec = (w->hold_until - now) / NSEC_PER_SEC,
+                           .tv_nsec = (w->hold_until - now) % NSEC_PER_SEC};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
 
 static void publish_stats(struct unwind_worker *w)
 {
@@ -39,6 +61,7 @@ static int on_ask(void *ctx, void *data, size_t size)
 
     if (size < sizeof(*a))
         return 0;
+    hold_for_test(w);
     unwind_tables_count_grace_periods(w->tables, atomic_load(&w->grace_periods));
     /* a process gone already is no error */
     unwind_tables_load(w->tables, (pid_t)a->tgid, a->mm);
@@ -98,6 +121,7 @@ static int start_thread(struct unwind_worker *w)
 int unwind_worker_start(struct unwind_tables *t, int asks_fd, struct unwind_worker **ret)
 {
     struct unwind_worker *w = calloc(1, sizeof(*w));
+    unsigned long delay_ms;
     int r;
 
     if (!w) {
@@ -105,6 +129,8 @@ int unwind_worker_start(struct unwind_tables *t, int asks_fd, struct unwind_work
         return -ENOMEM;
     }
     w->tables = t;
+    delay_ms = strtoul(getenv("OFFCPUD_TABLE_DELAY_MS") ?: "0", NULL, 10);
+    w->delay_ns = (int64_t)((delay_ms < 60000 ? delay_ms : 60000) * NSEC_PER_MSEC);
     pthread_mutex_init(&w->stats_lock, NULL);
     unwind_tables_get_stats(t, &w->stats);
     w->asks = ring_buffer__new(asks_fd, on_ask, w, NULL);

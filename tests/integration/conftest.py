@@ -46,16 +46,18 @@ class Daemon:
 
     started = []  # every one, for reap_daemons
 
-    def __init__(self, tmp: Path, *args: str, sock="offcpud.sock", umask=-1, binary=OFFCPUD):
+    def __init__(self, tmp: Path, *args: str, sock="offcpud.sock", umask=-1, binary=OFFCPUD,
+                 env=None):
         """sock: the socket's path under tmp; umask: the daemon's (-1: this process's);
-        binary: the offcpud to run."""
+        binary: the offcpud to run; env: variables added to its environment."""
         self.sock = str(tmp / sock)
         self.log_path = tmp / "offcpud.log"
         self.log = open(self.log_path, "w")
         if "--state-directory" not in args:  # never another test's ring, nor the host's
             args = (*args, "--state-directory", str(tmp / "state"))
         self.proc = subprocess.Popen([str(binary), "--socket", self.sock, *args],
-                                     stdout=self.log, stderr=subprocess.STDOUT, umask=umask)
+                                     stdout=self.log, stderr=subprocess.STDOUT, umask=umask,
+                                     env={**os.environ, **(env or {})})
         Daemon.started.append(self)
         self._wait_ready()
 

@@ -53,7 +53,7 @@ def assert_jit_named(daemon, truth):
     # the syscall made from JIT code: the leaf is the JIT function, its caller main's
     leaf = [u for u in stacks if u and u[-1] == truth["leaf_name"]]
     assert leaf, out
-    assert all(u[-2] == "run_jit_code" and "main" in u for u in leaf), out
+    assert all(u[-2:-1] == ["run_jit_code"] and "main" in u for u in leaf), out
     # C called from JIT code: the JIT frame is a return address, between two C frames
     call = [u for u in stacks if truth["call_name"] in u]
     assert call, out
