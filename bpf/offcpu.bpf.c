@@ -56,6 +56,9 @@ const volatile __u32 entry_floor = 0, entry_open = 0;
 /* Blocks still short at their end are held for their rows (see
  * OFFCPU_DEFERRED_MAX): where the daemon runs charge_deferred at each flip. */
 const volatile bool defer_charges = false;
+/* Set by the daemon before its last flip: whatever is held is charged now,
+ * as it is, rather than lost when the programs go. */
+volatile bool release_held;
 
 /* What a blocking episode is charged to, fixed at switch-out. */
 struct rec_ident {
@@ -1114,7 +1117,7 @@ int charge_blocked(struct bpf_iter__task *ctx)
     if (copy->walked & UNWIND_RESUME) {
         if (unwind_resume(&copy->ustack, task->pid, since, rec->start_time, UNWIND_SLOT_ITER) ==
                 RESUMED_SHORT &&
-            defer_charges && bpf_ktime_get_ns() - since < OFFCPU_DEFER_MAX_NS) {
+            defer_charges && !release_held && bpf_ktime_get_ns() - since < OFFCPU_DEFER_MAX_NS) {
             stat_add(OFFCPU_STAT_CHARGES_DEFERRED, 1);
             return 0;
         }
@@ -1151,7 +1154,8 @@ static long charge_one_deferred(struct bpf_map *map, const struct offcpu_resume_
         return 1;
     bpf_probe_read_kernel(copy, sizeof(*copy), &d->place);
     resumed = unwind_resume(&copy->ustack, key->tid, key->since, d->start_time, UNWIND_SLOT_ITER);
-    if (resumed == RESUMED_SHORT && bpf_ktime_get_ns() - d->end < OFFCPU_DEFER_MAX_NS)
+    if (resumed == RESUMED_SHORT && !release_held &&
+        bpf_ktime_get_ns() - d->end < OFFCPU_DEFER_MAX_NS)
         return 0;
     if (resumed != RESUMED_WHOLE)
         stat_add(OFFCPU_STAT_DEFERRED_SHORT, 1);

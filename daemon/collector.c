@@ -456,6 +456,11 @@ int collector_open_blocked(struct collector *c, uint64_t min_ns)
     return fd < 0 ? -errno : fd;
 }
 
+void collector_release_held(struct collector *c)
+{
+    c->skel->bss->release_held = true;
+}
+
 int collector_flip_and_drain(struct collector *c, struct drained **ret)
 {
     uint32_t old = c->gen;

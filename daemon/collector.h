@@ -54,6 +54,10 @@ const char *collector_attach_name(const struct collector *c);
  * (whose buffers belong to the collector and stay valid until the next call). */
 int collector_flip_and_drain(struct collector *c, struct drained **ret);
 
+/* Before the last flip: blocks held for their rows (see OFFCPU_DEFERRED_MAX)
+ * are charged at it as they are, not lost when the daemon exits. */
+void collector_release_held(struct collector *c);
+
 /* Index the stacks of d (stack_hashes and stacks filled, index with room for
  * nstacks) for drained_find_stack. */
 void drained_index_stacks(struct drained *d);

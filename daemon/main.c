@@ -170,6 +170,7 @@ int main(int argc, char **argv)
         r = lifecycle_run(&d);
     if (r == 0) {
         /* what the last interval collected is part of what is saved */
+        collector_release_held(d.collector);
         drain_run(&d);
         state_dir_save(&d);
     }
