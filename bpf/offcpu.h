@@ -90,7 +90,10 @@ enum offcpu_cfa {
     OFFCPU_CFA_RBP,  /* CFA = rbp + cfa_off */
     OFFCPU_CFA_PLT,  /* a PLT entry: rsp + cfa_off, 8 more from its push on (pc & 15 >= plt_push) */
     OFFCPU_CFA_ENTRY,   /* a thread's entry (return address undefined): the stack is whole */
-    OFFCPU_CFA_UNKNOWN, /* CFI the walk cannot follow (other expressions, signal frames) */
+    OFFCPU_CFA_UNKNOWN, /* CFI the walk cannot follow (other expressions) */
+    /* a signal frame (libc's __restore_rt, where a handler returns): the
+     * interrupted rsp at rsp + cfa_off, its rip just after, rbp at rsp + rbp_off */
+    OFFCPU_CFA_SIGNAL,
 };
 
 enum offcpu_rbp {
@@ -268,6 +271,7 @@ enum offcpu_stat {
     OFFCPU_STAT_UNWIND_MAPPED,   /* ...found among the code recorded as it was mapped */
     OFFCPU_STAT_UNWIND_RESUMED,  /* short walks made whole at switch-in, from a copy of the stack */
     OFFCPU_STAT_UNWIND_RESUMED_SHORT, /* ...still short then: the rows were not loaded yet */
+    OFFCPU_STAT_UNWIND_SIGNAL,        /* signal frames walked through, to the interrupted code */
     OFFCPU_STAT_CHARGES_DEFERRED,     /* short blocks (or a flip's part) held until the rows come */
     OFFCPU_STAT_DEFERRED_SHORT,       /* ...charged short all the same: no rows within the bound */
     OFFCPU_STAT_DEFER_FULL,           /* ...not held, no room: charged short at once */

@@ -505,12 +505,34 @@ static __always_inline bool step_by_frame_pointer(struct walk *w)
     return true;
 }
 
+/* Past a signal frame: the interrupted registers, from the kernel's
+ * sigcontext on the stack (see OFFCPU_CFA_SIGNAL), read into the walk itself:
+ * unwind_frame's own frame has no room to spare (see unwind_slot). */
+static __always_inline bool step_signal_frame(struct walk *w, const struct offcpu_unwind_row *row)
+{
+    /* rsp last: the addresses are from the frame's own */
+    if (read_stack(w, &w->pc, sizeof(w->pc), w->sp + row->cfa_off + 8) < 0 ||
+        read_stack(w, &w->bp, sizeof(w->bp), w->sp + row->rbp_off) < 0 ||
+        read_stack(w, &w->sp, sizeof(w->sp), w->sp + row->cfa_off) < 0) {
+        w->end = WALK_READ;
+        return false;
+    }
+    /* the interrupted instruction is no return address: kept one byte on, as
+     * if it were one, it is looked up and named at itself */
+    w->pc++;
+    w->bp_known = true;
+    stat_add(OFFCPU_STAT_UNWIND_SIGNAL, 1);
+    return true;
+}
+
 /* One frame by the row covering pc. */
 static __always_inline bool step_by_row(struct walk *w, const struct offcpu_unwind_row *row)
 {
     __u64 cfa, frame[2]; /* [saved rbp, return address] when rbp is at CFA - 16 */
 
     switch (row->cfa) {
+    case OFFCPU_CFA_SIGNAL:
+        return step_signal_frame(w, row);
     case OFFCPU_CFA_RSP:
         cfa = w->sp + row->cfa_off;
         break;
@@ -626,6 +648,11 @@ __noinline int unwind_frame(struct walk *w, __u32 i)
     w->first = i == 0;
     if (m->row_count && at - m->bias <= 0xffffffffULL)
         row = row_of(m->row_first, m->row_count, (__u32)(at - m->bias));
+    /* the signal trampoline a handler returns to is no call's return: kept one
+     * byte on, named at itself (naming looks up every frame but the leaf one
+     * byte before, as return addresses need) */
+    if (row && row->cfa == OFFCPU_CFA_SIGNAL)
+        w->frame++;
     if (!row || row->cfa == OFFCPU_CFA_NONE)
         ok = step_by_frame_pointer(w);
     else

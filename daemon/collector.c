@@ -572,6 +572,7 @@ static const char *const counter_names[OFFCPU_STAT__MAX] = {
     [OFFCPU_STAT_UNWIND_MAPPED] = "unwind_mapped_frames",
     [OFFCPU_STAT_UNWIND_RESUMED] = "unwind_resumed",
     [OFFCPU_STAT_UNWIND_RESUMED_SHORT] = "unwind_resumed_short",
+    [OFFCPU_STAT_UNWIND_SIGNAL] = "unwind_signal_frames",
     [OFFCPU_STAT_CHARGES_DEFERRED] = "charges_deferred",
     [OFFCPU_STAT_DEFERRED_SHORT] = "deferred_charged_short",
     [OFFCPU_STAT_DEFER_FULL] = "defer_full",

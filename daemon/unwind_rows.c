@@ -135,6 +135,45 @@ static void rbp_rule(Dwarf_Frame *frame, struct offcpu_unwind_row *row)
     }
 }
 
+/* Where regno was saved, as an offset from rsp ("expression(breg7 N)", which
+ * libdw spells call_frame_cfa; breg7 N: the CFA pushed first, as DWARF has it,
+ * and left below the address). */
+static bool saved_at_rsp(Dwarf_Frame *frame, int regno, int64_t *off)
+{
+    Dwarf_Op mem[3], *ops;
+    size_t nops;
+    int reg;
+
+    return dwarf_frame_register(frame, regno, mem, &ops, &nops) == 0 && nops == 2 &&
+           ops[0].atom == DW_OP_call_frame_cfa && reg_offset(&ops[1], 1, &reg, off) &&
+           reg == DWARF_RSP && *off >= 0 && *off < 4096;
+}
+
+/*
+ * A signal frame (its CIE's 'S'): libc's __restore_rt, where a handler
+ * returns. The kernel's struct rt_sigframe is at rsp, the interrupted
+ * registers in its sigcontext; glibc says CFA = *(rsp + N) (the saved rsp),
+ * rip at rsp + N + 8 (sigcontext keeps it right after rsp), rbp at rsp + M.
+ * Anything else is not followed.
+ */
+static void signal_frame_rule(Dwarf_Frame *frame, struct offcpu_unwind_row *row)
+{
+    int64_t sp_at, rip_at, rbp_at;
+    Dwarf_Op *ops;
+    size_t nops;
+    int reg;
+
+    if (dwarf_frame_cfa(frame, &ops, &nops) < 0 || nops != 2 || ops[1].atom != DW_OP_deref ||
+        !reg_offset(ops, 1, &reg, &sp_at) || reg != DWARF_RSP || sp_at < 0 || sp_at >= 4096 ||
+        !saved_at_rsp(frame, DWARF_RIP, &rip_at) || rip_at != sp_at + 8 ||
+        !saved_at_rsp(frame, DWARF_RBP, &rbp_at))
+        return;
+    row->cfa = OFFCPU_CFA_SIGNAL;
+    row->cfa_off = (int32_t)sp_at;
+    row->rbp = OFFCPU_RBP_SAVED;
+    row->rbp_off = (int16_t)rbp_at;
+}
+
 /* What the CFI of one row says, as the BPF walk can follow it. */
 static void row_of_frame(Dwarf_Frame *frame, struct offcpu_unwind_row *row)
 {
@@ -145,10 +184,15 @@ static void row_of_frame(Dwarf_Frame *frame, struct offcpu_unwind_row *row)
     int reg;
 
     row->cfa = OFFCPU_CFA_UNKNOWN;
+    if (dwarf_frame_info(frame, NULL, NULL, &signal) < 0)
+        return;
     /* a signal frame's "return address" is the interrupted pc, with every
      * register in the signal frame: not a call */
-    if (dwarf_frame_info(frame, NULL, NULL, &signal) < 0 || signal ||
-        !return_address_known(frame, &undefined, &in_rdi))
+    if (signal) {
+        signal_frame_rule(frame, row);
+        return;
+    }
+    if (!return_address_known(frame, &undefined, &in_rdi))
         return;
     if (undefined) {
         row->cfa = OFFCPU_CFA_ENTRY;

@@ -612,6 +612,27 @@ def test_dlopened_threads_whole(daemons, tmp_path):
                  "nanosleep_offcpu_ns")
 
 
+def test_signal_handler_work_whole(daemons, tmp_path):
+    """signal_worker, as postgres' postmaster: a worker forked from a SIGALRM handler,
+    and the handler's own sleeps. Both walk through the signal frame (libc's
+    __restore_rt) into the code the signal interrupted, server_loop, and on to _start:
+    99% of their sleeps whole, the handler below server_loop in each."""
+    dwarf, _ = daemons
+    copy = tmp_path / "signal_worker"
+    shutil.copy2(BUILT_WORKLOADS / "signal_worker", copy)
+    res = subprocess.run([str(copy)], capture_output=True, text=True, timeout=60, check=True,
+                         preexec_fn=into_cgroup)
+    for truth in map(json.loads, res.stdout.strip().splitlines()):
+        _, stacks = entry_share(dwarf, truth["pid"])
+        naps = [s for s in stacks if "do_nanosleep" in s["kernel"]]
+        total = sum(s["total_ns"] for s in naps)
+        assert within(total, truth["nanosleep_offcpu_ns"], OWN_CLOCK_REL), why(dwarf, naps)
+        whole = [s for s in naps if reaches_entry(s) and "on_alarm" in s["user"] and
+                 "server_loop" in s["user"][:s["user"].index("on_alarm")] and "main" in s["user"]]
+        assert sum(s["total_ns"] for s in whole) >= WHOLE_SHARE_MIN * total, why(dwarf, naps)
+    assert dwarf.call("io.offcpud.Status")["parameters"]["collector"]["unwind_signal_frames"] > 0
+
+
 def test_200ms_process_whole(daemons, tmp_path):
     """short_lived lives 200 ms, sleeping from its start: 99% of its time asleep in
     stacks that name the sleeping function and reach _start (its first sleep is 5%),
