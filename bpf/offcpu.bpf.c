@@ -716,7 +716,7 @@ static __always_inline bool defer_charge(const struct task_rec *rec, const struc
     struct deferred *d;
     __u32 zero = 0;
 
-    if (!defer_charges)
+    if (!defer_charges || !rows_may_come(tgid))
         return false;
     d = bpf_map_lookup_elem(&deferred_scratch, &zero);
     if (!d)
@@ -1117,7 +1117,8 @@ int charge_blocked(struct bpf_iter__task *ctx)
     if (copy->walked & UNWIND_RESUME) {
         if (unwind_resume(&copy->ustack, task->pid, since, rec->start_time, UNWIND_SLOT_ITER) ==
                 RESUMED_SHORT &&
-            defer_charges && !release_held && bpf_ktime_get_ns() - since < OFFCPU_DEFER_MAX_NS) {
+            defer_charges && !release_held && bpf_ktime_get_ns() - since < OFFCPU_DEFER_MAX_NS &&
+            rows_may_come(task->tgid)) {
             stat_add(OFFCPU_STAT_CHARGES_DEFERRED, 1);
             return 0;
         }
@@ -1155,7 +1156,7 @@ static long charge_one_deferred(struct bpf_map *map, const struct offcpu_resume_
     bpf_probe_read_kernel(copy, sizeof(*copy), &d->place);
     resumed = unwind_resume(&copy->ustack, key->tid, key->since, d->start_time, UNWIND_SLOT_ITER);
     if (resumed == RESUMED_SHORT && !release_held &&
-        bpf_ktime_get_ns() - d->end < OFFCPU_DEFER_MAX_NS)
+        bpf_ktime_get_ns() - d->end < OFFCPU_DEFER_MAX_NS && rows_may_come(d->tgid))
         return 0;
     if (resumed != RESUMED_WHOLE)
         stat_add(OFFCPU_STAT_DEFERRED_SHORT, 1);

@@ -168,7 +168,9 @@ struct offcpu_unwind_file {
 enum offcpu_unwind_asked {
     OFFCPU_UNWIND_IDLE,  /* the daemon wrote the table */
     OFFCPU_UNWIND_ASKED, /* the walk asked for it to be read again (once until written) */
-    OFFCPU_UNWIND_FULL,  /* mappings beyond OFFCPU_UNWIND_MAPPINGS_MAX: asking again won't help */
+    /* asking again won't help: mappings beyond OFFCPU_UNWIND_MAPPINGS_MAX, or
+     * a process the daemon cannot see (gone, or in another pid namespace) */
+    OFFCPU_UNWIND_FULL,
 };
 
 struct offcpu_unwind_process {

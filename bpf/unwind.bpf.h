@@ -438,6 +438,15 @@ static __always_inline bool mapping_without_table(struct walk *w, __u64 addr,
     return true;
 }
 
+/* May the rows a short walk of tgid missed still come? While the daemon is
+ * asked for its table: not once it has said it cannot read the process. */
+static __always_inline bool rows_may_come(__u32 tgid)
+{
+    struct offcpu_unwind_process *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
+
+    return p && p->asked == OFFCPU_UNWIND_ASKED;
+}
+
 /* Ask the daemon to read the process's table again: once, until it has. */
 static __always_inline void ask_for_table(struct walk *w, struct offcpu_unwind_process *proc)
 {

@@ -277,6 +277,14 @@ static int process_start(pid_t pid, __u64 *from, __u64 *to)
     return 0;
 }
 
+/* No table of pid will come (see OFFCPU_UNWIND_FULL): walks stop asking,
+ * and short blocks are not held for rows. */
+static void mark_unreadable(struct unwind_tables *t, pid_t pid, uint64_t mm)
+{
+    t->table = (struct offcpu_unwind_process){.mm = mm, .asked = OFFCPU_UNWIND_FULL};
+    bpf_map_update_elem(t->procs_fd, &pid, &t->table, BPF_ANY);
+}
+
 int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm)
 {
     _cleanup_free_ struct table_file **files = NULL;
@@ -288,6 +296,11 @@ int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm)
     int r;
 
     r = proc_maps_read(pid, &maps);
+    if (r == -ENOENT || r == -ESRCH) {
+        if (mm)
+            mark_unreadable(t, pid, mm);
+        return r;
+    }
     if (r < 0)
         return r;
     t->stats.table_reads++;
