@@ -18,6 +18,7 @@ import re
 import shutil
 import struct
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -630,6 +631,52 @@ def test_signal_handler_work_whole(daemons, tmp_path):
         assert all("server_loop" in u[:u.index("on_alarm")] and "main" in u for u in handled), \
             why(dwarf, stacks)
     assert dwarf.call("io.offcpud.Status")["parameters"]["collector"]["unwind_signal_frames"] > 0
+
+
+POSTGRES = Path("/usr/lib/postgresql/15/bin")
+AS_POSTGRES = ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups"]
+
+
+def test_postgres_under_pgbench_whole(daemons, tmp_path):
+    """Debian's postgres 15, a cluster of its own under pgbench: its postmaster starts
+    the autovacuum launcher, the WAL writer and the logical replication launcher from a
+    signal handler, so their stacks run through libc's signal frame. 95% of the
+    server's off-CPU time (its processes, by name) in stacks that reach an entry; the
+    background processes' waits (WaitLatch) reach it through the signal frame."""
+    dwarf, _ = daemons
+    # pytest's tmp_path is root's alone: postgres needs a path it may walk
+    home = Path(tempfile.mkdtemp(prefix="offcpud-pg-", dir="/var/tmp"))
+    shutil.chown(home, "postgres", "postgres")
+    data, sock = home / "data", home
+    pg = lambda *argv: subprocess.run([*AS_POSTGRES, *argv], check=True, capture_output=True,
+                                      text=True, timeout=120, preexec_fn=into_cgroup)
+    try:
+        run_pgbench(pg, data, sock)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    stacks = dwarf.dump_json("--cgroup", "/" + CGROUP.name, "--comm", "postgres", "--since",
+                             "120s", "--frame-detail")["stacks"]
+    stacks = [s for s in stacks if not in_execve(s)]
+    total = sum(s["total_ns"] for s in stacks)
+    whole = sum(s["total_ns"] for s in stacks if reaches_entry(s))
+    assert total and whole >= DWARF_SHARE_MIN * total, \
+        f"{whole / total:.3f} reach an entry\n{why(dwarf, stacks)}"
+    waits = [s for s in stacks if "WaitLatch" in s["user"] and "PostmasterMain" in s["user"]]
+    assert any("AuxiliaryProcessMain" in s["user"] for s in waits), heaviest(stacks)
+
+
+def run_pgbench(pg, data, sock):
+    """A cluster at data, its socket in sock, port 5499: initialised, started, 10 s of
+    pgbench (4 clients), stopped."""
+    pg(str(POSTGRES / "initdb"), "-D", str(data))
+    pg(str(POSTGRES / "pg_ctl"), "-D", str(data), "-o", f"-p 5499 -k {sock}", "-l",
+       str(sock / "log"), "-w", "start")
+    try:
+        pg(str(POSTGRES / "pgbench"), "-h", str(sock), "-p", "5499", "-i", "-s", "2", "postgres")
+        pg(str(POSTGRES / "pgbench"), "-h", str(sock), "-p", "5499", "-c", "4", "-j", "2",
+           "-T", "10", "postgres")
+    finally:
+        pg(str(POSTGRES / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop")
 
 
 def test_200ms_process_whole(daemons, tmp_path):
