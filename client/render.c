@@ -218,6 +218,30 @@ const char *render_window(int64_t start_ns, int64_t end_ns, char *buf, size_t si
 
 enum kind { K_PLAIN, K_BYTES, K_NS, K_DURATION, K_TIME, K_BOOL, K_PERCENT };
 
+/* "34 snapshots, 14m to 2m old at start, written on another host (0.0.9)":
+ * history this start did not collect, and whose it was. */
+static void print_restored(FILE *f, const json_t *r)
+{
+    int64_t at = json_integer_value(json_object_get(r, "at_ns"));
+    int64_t oldest = json_integer_value(json_object_get(r, "oldest_ns"));
+    int64_t newest = json_integer_value(json_object_get(r, "newest_ns"));
+    const char *origin = json_string_value(json_object_get(r, "origin")) ?: "unknown";
+    const char *version = json_string_value(json_object_get(r, "version")) ?: "";
+    char from[32], to[32];
+
+    if (!r)
+        return;
+    render_ns(at - oldest, from, sizeof(from));
+    render_ns(at - newest, to, sizeof(to));
+    fprintf(f, "%-22s %lld snapshots, %s to %s old at start, written %s%s%s%s\n", "restored",
+            (long long)json_integer_value(json_object_get(r, "snapshots")), from, to,
+            strcmp(origin, "unknown") == 0        ? "by an unknown writer"
+            : strcmp(origin, "another host") == 0 ? "on another host"
+            : strcmp(origin, "this boot") == 0    ? "in this boot"
+                                                  : "in an earlier boot",
+            *version ? " (offcpud " : "", version, *version ? ")" : "");
+}
+
 int render_status(FILE *f, const json_t *st)
 {
     static const struct {
@@ -305,6 +329,7 @@ int render_status(FILE *f, const json_t *st)
             snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
         fprintf(f, "%-22s %s\n", rows[i].label, text);
     }
+    print_restored(f, json_object_get(st, "restored"));
     /* first after the figures of what runs: what does not */
     v = json_object_get(st, "missing");
     for (size_t i = 0; i < json_array_size(v); i++)

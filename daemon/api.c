@@ -488,6 +488,15 @@ static json_t *journal_json(const struct state_dir *st)
                      (json_int_t)st->stats.written_bytes);
 }
 
+/* What the start restored, and whose it was. */
+static json_t *restored_json(const struct state_restored *rs)
+{
+    return json_pack("{s:I, s:I, s:I, s:I, s:s, s:s}", "snapshots", (json_int_t)rs->snapshots,
+                     "oldest_ns", (json_int_t)rs->oldest_ns, "newest_ns", (json_int_t)rs->newest_ns,
+                     "at_ns", (json_int_t)rs->at_ns, "origin",
+                     state_origin_relation_name(rs->origin), "version", rs->version);
+}
+
 /* Who holds the ring's memory: the first to give it up when it is short. */
 static json_t *top_cgroups_json(const struct ring *r)
 {
@@ -544,6 +553,8 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
     json_object_set_new(o, "top_cgroups", top_cgroups_json(r));
     json_object_update_new(o, server_json(d));
     json_object_update_new(o, journal_json(&d->state));
+    if (d->state.restored.snapshots)
+        json_object_set_new(o, "restored", restored_json(&d->state.restored));
     return vl_reply_new(o, false);
 }
 

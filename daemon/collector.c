@@ -23,6 +23,7 @@
 #include "macro.h"
 #include "offcpu.skel.h"
 #include "sorted_search.h"
+#include "tracepoint_id.h"
 #include "unwind_worker.h"
 
 struct collector {
@@ -215,28 +216,59 @@ static int open_skeleton(const struct collector_options *o, const int *cgroup_fd
     return 0;
 }
 
-/* Where libbpf looks for tracefs first; the kernel makes the directory. */
-#define TRACEFS "/sys/kernel/tracing"
+/* Where libbpf looks for tracefs: its two places */
+#define TRACEFS         "/sys/kernel/tracing"
+#define DEBUGFS_TRACING "/sys/kernel/debug/tracing"
+
+/* on_mmap on a perf event on its tracepoint, whose id a child read from a
+ * tracefs of its own: NULL, errno set, where that fails */
+static struct bpf_link *attach_mmap_unmounted(struct bpf_program *prog)
+{
+    struct bpf_link *link;
+    long id = tracepoint_id_unmounted("syscalls", "sys_exit_mmap");
+    int fd = id < 0 ? (int)id : tracepoint_perf_event(id);
+
+    if (fd < 0) {
+        errno = -fd;
+        return NULL;
+    }
+    link = bpf_program__attach_perf_event(prog, fd);
+    if (!link) {
+        int r = errno;
+
+        close(fd);
+        errno = r;
+    }
+    return link;
+}
 
 /*
  * on_mmap is a classic tracepoint (syscalls/sys_exit_mmap): libbpf finds its id
- * through tracefs, which a new VM or a container may not have mounted. The
- * daemon mounts it where it may (in its own mount namespace under systemd);
- * where that fails too, it runs without: a new process's first blocks may
- * then be short until its mappings are read. Said once, and in status.
+ * through tracefs. Where tracefs is not mounted (a new VM, most containers),
+ * the id comes from a tracefs that a child mounts in a mount namespace of its
+ * own (tracepoint_id.h): nothing is mounted where anyone sees it. Where the
+ * child may not have one (systemd's RestrictNamespaces=), the daemon mounts
+ * tracefs in its own, which systemd made the service's. Where all of that
+ * fails (a kernel without tracefs), it runs without: a new process's first
+ * blocks may then be short until its mappings are read. Said once, and in
+ * status.
  */
 static void attach_mmap(struct collector *c, const struct collector_options *o)
 {
-    struct bpf_link *link;
+    struct bpf_program *prog = c->skel->progs.on_mmap;
+    struct bpf_link *link = NULL;
     struct stat st;
 
     if (!o->unwind_dwarf)
         return;
-    /* libbpf looks in debugfs too, where tracefs is not mounted by itself */
-    if (stat(TRACEFS "/events", &st) < 0 && stat("/sys/kernel/debug/tracing/events", &st) < 0 &&
-        mount("tracefs", TRACEFS, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0)
-        log_info("mounted tracefs on " TRACEFS " (for tracepoint syscalls/sys_exit_mmap)");
-    link = bpf_program__attach(c->skel->progs.on_mmap);
+    if (stat(TRACEFS "/events", &st) < 0 && stat(DEBUGFS_TRACING "/events", &st) < 0) {
+        link = attach_mmap_unmounted(prog);
+        if (!link &&
+            mount("tracefs", TRACEFS, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0)
+            log_info("mounted tracefs on " TRACEFS " (for tracepoint syscalls/sys_exit_mmap)");
+    }
+    if (!link)
+        link = bpf_program__attach(prog);
     if (link) {
         c->skel->links.on_mmap = link;
         return;

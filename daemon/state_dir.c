@@ -9,7 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "daemon.h"
+#include "duration.h"
 #include "log.h"
 #include "macro.h"
 #include "owned_files.h"
@@ -270,6 +272,87 @@ static bool replay_journal(struct daemon *d, uint64_t *generation)
     return out.records > 0;
 }
 
+/* Who wrote the history (state_origin.h), one line, rewritten at each start. */
+#define ORIGIN_FILE "origin.v1"
+#define ORIGIN_TMP  ORIGIN_FILE ".tmp"
+
+/* The record of who wrote what is in the directory; false where there is none
+ * or it does not read (then the history's origin is unknown, nothing more). */
+static bool read_origin(struct daemon *d, struct state_origin *ret)
+{
+    _cleanup_free_ unsigned char *buf = NULL;
+    char why[OWNED_WHY_MAX];
+    size_t len;
+    int r = owned_file_read(d->state.dirfd, ORIGIN_FILE, 256, &buf, &len, why);
+
+    if (r == 0 && state_origin_parse((const char *)buf, len, ret) == 0)
+        return true;
+    if (r != -ENOENT)
+        log_warning("%s/%s %s: the history's origin is unknown", d->cfg.state_dir, ORIGIN_FILE,
+                    r < 0 ? why : "does not read");
+    return false;
+}
+
+static void write_origin(struct daemon *d, const struct state_origin *o)
+{
+    char line[128];
+    int n = state_origin_format(o, line, sizeof(line));
+    _cleanup_close_ int fd = n < 0 ? n : owned_file_create(d->state.dirfd, ORIGIN_TMP);
+    int r = fd;
+
+    if (fd >= 0)
+        r = pwrite_all(fd, line, (size_t)n, 0);
+    if (r == 0)
+        r = owned_file_commit(d->state.dirfd, fd, ORIGIN_TMP, ORIGIN_FILE);
+    if (r < 0) {
+        if (fd >= 0)
+            unlinkat(d->state.dirfd, ORIGIN_TMP, 0);
+        write_failed(d, ORIGIN_FILE, r);
+    }
+}
+
+/* An age to the second ("14m2s"); "0s" for a clock set back since. */
+static void age_text(int64_t ns, char *buf, size_t size)
+{
+    const int64_t second = 1000000000;
+
+    duration_format(ns > second ? (uint64_t)(ns - ns % second) : 0, buf, size);
+}
+
+/* Says what was restored, how old and whose, then records this start as the
+ * history's writer. */
+static void note_restored(struct daemon *d, const char *from)
+{
+    static const char *const written[] = {
+        [ORIGIN_UNKNOWN] = "by an unknown writer",
+        [ORIGIN_THIS_BOOT] = "in this boot",
+        [ORIGIN_EARLIER_BOOT] = "in an earlier boot",
+        [ORIGIN_OTHER_HOST] = "on another host",
+    };
+    struct state_restored *rs = &d->state.restored;
+    struct state_origin here, then;
+    char oldest[32], newest[32];
+    bool known, other_version;
+
+    state_origin_here(&here);
+    known = read_origin(d, &then);
+    other_version = known && strcmp(then.version, here.version) != 0;
+    if (d->ring.n) {
+        rs->snapshots = d->ring.n;
+        rs->oldest_ns = d->ring.snaps[0]->start_ns;
+        rs->newest_ns = d->ring.snaps[d->ring.n - 1]->end_ns;
+        rs->at_ns = clock_ns(CLOCK_REALTIME);
+        rs->origin = known ? state_origin_relation(&then, &here) : ORIGIN_UNKNOWN;
+        snprintf(rs->version, sizeof(rs->version), "%s", known ? then.version : "");
+        age_text(rs->at_ns - rs->oldest_ns, oldest, sizeof(oldest));
+        age_text(rs->at_ns - rs->newest_ns, newest, sizeof(newest));
+        log_info("restored %zu snapshots from %s/%s, %s to %s old, written %s%s%s", rs->snapshots,
+                 d->cfg.state_dir, from, oldest, newest, written[rs->origin],
+                 other_version ? " by offcpud " : "", other_version ? then.version : "");
+    }
+    write_origin(d, &here);
+}
+
 void state_dir_restore(struct daemon *d)
 {
     struct state_dir *st = &d->state;
@@ -290,11 +373,9 @@ void state_dir_restore(struct daemon *d)
     replayed = replay_journal(d, &generation);
     ring_budget_make_room(&d->ring, 0);
     ring_expire(&d->ring, clock_ns(CLOCK_REALTIME));
-    if (d->ring.n)
-        log_info("restored %zu snapshots from %s/%s", d->ring.n, d->cfg.state_dir,
-                 !replayed   ? PERSIST_FILE
-                 : from_ring ? PERSIST_FILE " and " JOURNAL_FILE
-                             : JOURNAL_FILE);
+    note_restored(d, !replayed   ? PERSIST_FILE
+                     : from_ring ? PERSIST_FILE " and " JOURNAL_FILE
+                                 : JOURNAL_FILE);
     /* what the journal gave back goes into the ring file, under the
      * generation of the journal it came from; then a journal after both */
     journal_writer_init(&st->journal, generation, header);

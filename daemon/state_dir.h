@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "journal.h"
+#include "state_origin.h"
 
 struct daemon;
 struct snapshot;
@@ -24,6 +25,15 @@ struct state_dir_stats {
     uint64_t compactions;
 };
 
+/* What the start restored, and whose it was: said at start and in status. */
+struct state_restored {
+    size_t snapshots;            /* 0: nothing */
+    int64_t oldest_ns, newest_ns; /* CLOCK_REALTIME */
+    int64_t at_ns;               /* when: this start */
+    enum origin_relation origin;
+    char version[32]; /* of the daemon that wrote it; "" where unknown */
+};
+
 struct state_dir {
     int dirfd;      /* -1: history is not kept */
     int journal_fd; /* -1: no journal to append to */
@@ -31,6 +41,7 @@ struct state_dir {
     uint64_t ring_file_bytes; /* the ring file's size, as last written or read */
     struct journal_writer journal;
     struct state_dir_stats stats;
+    struct state_restored restored;
 };
 
 #define STATE_DIR_INIT                                                                             \

@@ -276,3 +276,10 @@ def kernel_frame(reply: dict, part: str) -> str:
     names = {f for s in reply["stacks"] for f in s["kernel"] if part in f}
     assert len(names) == 1, f"kernel frames with {part}: {names}"
     return names.pop()
+
+
+@pytest.fixture(scope="session")
+def debian_package(tmp_path_factory) -> Path:
+    """offcpud_*.deb built from this tree, once per run (about a minute)."""
+    from debian_system import build_package
+    return build_package(tmp_path_factory.mktemp("package"))

@@ -1,5 +1,8 @@
 """Restarts lose no history: the ring is saved at SIGTERM and restored at start;
 a state file that cannot be trusted is set aside, never read."""
+import re
+from pathlib import Path
+
 import pytest
 
 from conftest import Daemon, at, run_workload
@@ -33,6 +36,63 @@ def test_restart_keeps_history(tmp_path):
                                 *window(before))["stacks"] == detail["stacks"]
         assert any(f.get("module", "").endswith("/short_lived")
                    for s in detail["stacks"] for f in s["user_frames"])
+    finally:
+        second.stop()
+
+
+def restart(tmp_path, state: Path, name: str) -> Daemon:
+    (tmp_path / name).mkdir()
+    return Daemon(tmp_path / name, "--interval", "200ms", "--state-directory", str(state))
+
+
+ORIGINS = {
+    # what the directory's origin.v1 is made to say -> what the start says of it
+    "restart": (None, "this boot", "in this boot"),
+    "reboot": ("{machine} 00000000-0000-0000-0000-000000000000 {version}\n", "an earlier boot",
+               "in an earlier boot"),
+    "copied": ("0123456789abcdef0123456789abcdef 00000000-0000-0000-0000-000000000000 0.0.1\n",
+               "another host", "on another host by offcpud 0.0.1"),
+    "older": ("", "unknown", "by an unknown writer"),
+}
+
+
+@pytest.mark.parametrize("origin", ORIGINS)
+def test_start_says_what_it_restored_and_whose(tmp_path, origin):
+    """A start on a history says how much, how old, and whose: this boot's, an
+    earlier boot's, another host's (a state directory copied, an image cloned
+    with it) or of a version before the record was kept."""
+    content, name, phrase = ORIGINS[origin]
+    state = tmp_path / "state"
+    first = restart(tmp_path, state, "one")
+    truth = run_workload("short_lived")
+    status = first.call("io.offcpud.Status")["parameters"]
+    assert "restored" not in status  # a first start restores nothing
+    first.stop()
+    record = state / "origin.v1"
+    machine, _, version = record.read_text().split()
+    if content == "":
+        record.unlink()
+    elif content:
+        record.write_text(content.format(machine=machine, version=version))
+        record.chmod(0o600)
+
+    second = restart(tmp_path, state, "two")
+    try:
+        restored = second.call("io.offcpud.Status")["parameters"]["restored"]
+        assert restored["origin"] == name, restored
+        assert restored["version"] == ("" if content == "" else
+                                       "0.0.1" if origin == "copied" else version)
+        assert restored["oldest_ns"] < restored["newest_ns"] <= restored["at_ns"], restored
+        assert restored["snapshots"] >= 1
+        assert second.dump_json("--pid", str(truth["pid"]))["stacks"]
+        log = second.read_log()
+        assert re.search(rf"restored {restored['snapshots']} snapshots from {state}/ring.v1, "
+                         rf"\d+s to \d+s old, written {phrase}$", log, re.M), log
+        text = second.ctl("status").stdout
+        assert re.search(rf"^restored +{restored['snapshots']} snapshots, .* old at start, "
+                         rf"written {re.escape(phrase.split(' by ')[0])}", text, re.M), text
+        # and the record is now this start's
+        assert record.read_text().split()[0] == machine
     finally:
         second.stop()
 

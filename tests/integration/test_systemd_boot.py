@@ -1,5 +1,5 @@
-"""offcpud under a real systemd. This machine's PID 1 is not systemd, so the test makes
-a Debian 12 system with debootstrap, installs offcpud into it with "meson install",
+"""offcpud under a real systemd. This machine's PID 1 is not systemd, so the test takes
+a fresh Debian 12 system (debian_system.py), installs offcpud into it with "meson install",
 boots it in systemd-nspawn and, inside, does what the README says: systemd-sysusers,
 daemon-reload, enable --now. The units then run as written: Type=notify, socket
 activation, the capability bounding set, the seccomp filter and the sandbox."""
@@ -7,87 +7,17 @@ import json
 import re
 import shutil
 import subprocess
-import tempfile
 import time
-from pathlib import Path
 
 import pytest
 
 from conftest import PLAIN_BUILD, WORKLOADS
+from debian_system import booted, unpack_system
 
-RELEASE = "bookworm"
-# what the daemon and offcpuctl link against, and a system to boot
-PACKAGES = ["systemd", "systemd-sysv", "dbus", "libbpf1", "libelf1", "libdw1", "libsystemd0",
-            "libjansson4", "libprotobuf-c1"]
+# what the daemon and offcpuctl link against
+LIBRARIES = ["libbpf1", "libelf1", "libdw1", "libsystemd0", "libjansson4", "libprotobuf-c1"]
 # CAP_DAC_READ_SEARCH, CAP_SYS_PTRACE, CAP_SYS_ADMIN, CAP_SYSLOG, CAP_PERFMON, CAP_BPF
 EXPECTED_CAPS = sum(1 << bit for bit in (2, 19, 21, 34, 38, 39))
-
-
-def debian_mirror() -> str:
-    """The mirror this machine's apt uses."""
-    sources = Path("/etc/apt/sources.list.d/debian.sources")
-    if sources.exists():
-        for line in sources.read_text().splitlines():
-            if line.startswith("URIs:") and "security" not in line:
-                return line.split()[1]
-    return "http://deb.debian.org/debian"
-
-
-class Machine:
-    """A booted container; commands run in all of its namespaces."""
-
-    def __init__(self, root: Path, log: Path):
-        self.log, self.leader = log, None
-        self.proc = subprocess.Popen(
-            ["systemd-nspawn", "--directory", str(root), "--boot", "--machine", "offcpud-test",
-             # no machined or bus here: nspawn neither registers nor asks for a scope
-             "--register=no", "--keep-unit", "--console=passive",
-             # the container may load BPF; the unit's own limits are what is tested
-             "--capability=all", "--system-call-filter=bpf perf_event_open membarrier"],
-            stdin=subprocess.DEVNULL, stdout=log.open("w"), stderr=subprocess.STDOUT)
-
-    def wait_booted(self):
-        self.leader = self._wait_for_init()
-        deadline = time.monotonic() + 120
-        while True:
-            state = self.run("systemctl", "is-system-running", check=False)
-            if state.stdout.strip() in ("running", "degraded"):
-                break
-            assert time.monotonic() < deadline, (state.stdout, state.stderr,
-                                                 self.log.read_text()[-3000:])
-            time.sleep(0.5)
-
-    def _wait_for_init(self) -> int:
-        deadline = time.monotonic() + 60
-        children = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children")
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.log.read_text()[-3000:]
-            for pid in children.read_text().split():
-                if Path(f"/proc/{pid}/comm").read_text().strip() == "systemd":
-                    return int(pid)
-            time.sleep(0.1)
-        raise AssertionError("no systemd in the container: " + self.log.read_text()[-3000:])
-
-    def run(self, *command: str, check=True, timeout=60) -> subprocess.CompletedProcess:
-        res = subprocess.run(["nsenter", "-t", str(self.leader), "-m", "-u", "-i", "-n", "-p",
-                              "-C", *command], capture_output=True, text=True, timeout=timeout)
-        assert not check or res.returncode == 0, (command, res.stdout, res.stderr)
-        return res
-
-    def show(self, unit: str, prop: str) -> str:
-        return self.run("systemctl", "show", "--value", "-p", prop, unit).stdout.strip()
-
-    def journal(self) -> str:
-        return self.run("journalctl", "--no-pager", "-o", "cat", "-u", "offcpud.service").stdout
-
-    def poweroff(self):
-        if self.leader:
-            self.run("systemctl", "poweroff", check=False)
-        try:
-            self.proc.wait(timeout=60 if self.leader else 0)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()  # nspawn's death takes the container with it
-            self.proc.wait()
 
 
 @pytest.fixture(scope="module")
@@ -96,30 +26,23 @@ def machine():
                                         capture_output=True, text=True, check=True).stdout)
     sanitize = next(o["value"] for o in options if o["name"] == "b_sanitize")
     assert sanitize == "none", f"{PLAIN_BUILD}: install a plain build (OFFCPUD_WORKLOADS)"
-    root = Path(tempfile.mkdtemp(prefix="offcpud-machine-", dir="/var/tmp"))
-    root.chmod(0o755)  # its "/": services that are not root (dbus) must get through
+    root = unpack_system()
     try:
-        res = subprocess.run(["debootstrap", "--variant=minbase", "--include=" + ",".join(PACKAGES),
-                              RELEASE, str(root), debian_mirror()],
-                             capture_output=True, text=True, timeout=900)
-        assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
         res = subprocess.run(["meson", "install", "-C", str(PLAIN_BUILD), "--no-rebuild",
                               "--destdir", str(root)], capture_output=True, text=True)
         assert res.returncode == 0, res.stdout + res.stderr
         shutil.copy(WORKLOADS / "sleep_and_pipe", root / "usr/local/bin")
-        m = Machine(root, root.parent / f"{root.name}.log")
-        try:
-            m.wait_booted()
+        with booted(root) as m:
+            m.run("apt-get", "update", "-qq", timeout=300)
+            m.run("apt-get", "install", "-y", "-qq", "--no-install-recommends", *LIBRARIES,
+                  timeout=300)
             # the README's install, after meson install
             m.run("systemd-sysusers")
             m.run("systemctl", "daemon-reload")
             m.run("systemctl", "enable", "--now", "offcpud.socket", "offcpud.service")
             yield m
-        finally:
-            m.poweroff()
     finally:
         shutil.rmtree(root, ignore_errors=True)
-        Path(f"{root}.log").unlink(missing_ok=True)
 
 
 def blocking_stacks(machine) -> dict:
