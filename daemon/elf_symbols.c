@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "elf_symbols.h"
 #include "array.h"
+#include "go_pclntab.h"
 #include "sorted_search.h"
 #include "strpool.h"
 
@@ -178,6 +179,46 @@ static int read_symbols(Elf *elf, struct elf_symbols *e, bool symtab_only)
     return 0;
 }
 
+static int add_go_function(const struct go_func *f, void *userdata)
+{
+    struct elf_symbols *e = userdata;
+    struct esym s = {.addr = f->entry, .end = f->end, .rank = binding_rank(STB_GLOBAL)};
+    int r = strpool_add(&e->pool, f->name, strlen(f->name), &s.name);
+
+    return r < 0 ? r : syms_push(e, &s);
+}
+
+/* A Go program without .symtab (Debian strips them all): its functions'
+ * names from Go's own table (go_pclntab.h). A table that does not read adds
+ * nothing (frames stay file+0x...); what it added before it failed is kept. */
+static int read_go_functions(Elf *elf, struct elf_symbols *e)
+{
+    Elf_Scn *scn = NULL, *pclntab = NULL;
+    uint64_t text = 0;
+    size_t shstrndx;
+    Elf_Data *data;
+
+    if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+        return 0;
+    while ((scn = elf_nextscn(elf, scn))) {
+        GElf_Shdr sh;
+        const char *name;
+
+        if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+            continue;
+        if (strcmp(name, ".gopclntab") == 0 && sh.sh_type == SHT_PROGBITS)
+            pclntab = scn;
+        else if (strcmp(name, ".text") == 0)
+            text = sh.sh_addr;
+    }
+    data = pclntab ? elf_getdata(pclntab, NULL) : NULL;
+    if (!data || !data->d_buf)
+        return 0;
+    int r = go_pclntab_functions(data->d_buf, data->d_size, text, add_go_function, e);
+
+    return r == -ENOMEM ? r : 0;
+}
+
 /* By address; at the same address the shorter symbol last, so that a lookup
  * walking back meets the innermost one first; among aliases (same range) the
  * best last: global over weak over local, then by name for stable results. */
@@ -294,6 +335,8 @@ static int read_elf(Elf *elf, struct elf_symbols *e)
         return r;
     elf_debug_ref_read(elf, &e->debug); /* first: reading the symbols says if stripped */
     r = read_symbols(elf, e, false);
+    if (r == 0 && e->debug.stripped)
+        r = read_go_functions(elf, e);
     if (r < 0)
         return r;
     finish_symbols(e);

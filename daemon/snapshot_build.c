@@ -41,7 +41,8 @@ struct resolved {
 
 /* Intern one stack from its frames, named leaf first as walked: root first.
  * A user frame in no mapping ends the walk there: the frame-pointer chain
- * left known code, and what follows is junk; it reads as one [unknown]. */
+ * left known code, and what follows is junk; it reads as one [unknown]. A
+ * frame where a stack begins (SYMBOLIZER_ROOT) ends it too, without one. */
 static struct resolved intern_frames(struct builder *b, const struct offcpu_stack *s,
                                      const struct offcpu_key *k)
 {
@@ -79,6 +80,8 @@ static struct resolved intern_frames(struct builder *b, const struct offcpu_stac
             break;
         }
         named[n++] = *f;
+        if (f->result == SYMBOLIZER_ROOT && !s->kernel)
+            break;
     }
     for (uint32_t i = n; i-- > 0; out++) {
         names[out] = named[i].name;

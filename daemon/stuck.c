@@ -91,7 +91,8 @@ static int read_blocked(struct daemon *d, const struct query *q, uint64_t min_ns
 }
 
 /* Root first, as in Dump; a user frame in no mapping ends the walk there
- * (what a frame-pointer walk finds past it is junk), as at drain. */
+ * (what a frame-pointer walk finds past it is junk), as does a frame where a
+ * stack begins, as at drain. */
 static json_t *user_json(struct symbolizer *sym, const struct offcpu_blocked *b)
 {
     json_t *a = json_array();
@@ -108,7 +109,7 @@ static json_t *user_json(struct symbolizer *sym, const struct offcpu_blocked *b)
                                       sizeof(name), NULL);
 
         json_array_insert_new(a, 0, json_string(name));
-        if (r < 0 && i > 0)
+        if ((r < 0 && i > 0) || r == SYMBOLIZER_ROOT)
             break;
     }
     return a;

@@ -8,6 +8,7 @@
 #include "file_cache.h"
 #include "frame_address.h"
 #include "frame_names.h"
+#include "go_pclntab.h"
 #include "kallsyms.h"
 #include "kernel_symbols.h"
 #include "process_images.h"
@@ -82,7 +83,7 @@ static int name_file_frame(struct symbolizer *s, const struct image_location *at
     }
     s->stats.user_named++;
     frame_name_symbol(buf, size, name);
-    return 0;
+    return go_function_is_stack_root(name) ? SYMBOLIZER_ROOT : 0;
 }
 
 int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint32_t exec_id, uint64_t ip,

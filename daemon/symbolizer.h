@@ -41,6 +41,11 @@ struct symbolizer_stats {
  * further up they are another program's. */
 #define SYMBOLIZER_SKIP 1
 
+/* Returned by symbolizer_user_frame (name filled) for a frame where a stack
+ * begins though a walk may go on past it (go_function_is_stack_root): what
+ * the walk found beyond it is no caller, and is dropped. */
+#define SYMBOLIZER_ROOT 2
+
 int symbolizer_new(struct symbolizer **ret);
 struct symbolizer *symbolizer_free(struct symbolizer *s);
 
@@ -59,7 +64,8 @@ void symbolizer_begin_pass(struct symbolizer *s);
  * With where non-NULL, also tells where the address looked up lies, so that
  * the name can be checked against another resolver (where->in_file false
  * outside files).
- * Returns 0 (buf filled) or a negative errno (buf still filled, as "[unknown]"). */
+ * Returns 0 or SYMBOLIZER_ROOT (buf filled), or a negative errno (buf still
+ * filled, as "[unknown]"). */
 int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint32_t exec_id, uint64_t ip,
                           bool is_leaf, char *buf, size_t size, struct frame_where *where);
 

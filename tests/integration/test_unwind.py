@@ -30,7 +30,13 @@ from conftest import PLAIN_BUILD, WORKLOADS as BUILT_WORKLOADS, Daemon, cgroup2_
 # Where a thread begins: glibc's _start (the main thread) and clone3 (every other),
 # whose call frame information marks the return address undefined. A stripped
 # program's _start has no name (sort+0x6580): it is the one caller of __libc_start_main.
-ENTRIES = {"_start", "clone3", "clone"}
+# Go's own tracebacks end where its runtime says a stack begins (topofstack in
+# runtime/traceback.go): a goroutine's runtime.goexit, a thread's runtime.mstart,
+# the main thread's runtime.rt0_go, and the scheduler's own stack below runtime.mcall
+# or runtime.morestack (a goroutine parked, or growing its stack).
+GO_ENTRIES = {"runtime.goexit", "runtime.mstart", "runtime.rt0_go", "runtime.mcall",
+              "runtime.morestack"}
+ENTRIES = {"_start", "clone3", "clone"} | GO_ENTRIES
 # Before the program's own _start runs, the dynamic linker's does: the kernel enters
 # the process at ld.so's ELF entry point, which calls _dl_start at once. Debian's ld.so
 # has no symbol there (ld-linux-x86-64.so.2+0x1ab77): the root is told by its offset.
@@ -740,3 +746,46 @@ def test_rows_too_late_charged_short_and_counted(daemons, tmp_path):
     held = counters(late)
     assert held["deferred_charged_short"] > 0, held
     late.stop()
+
+
+def load_address(path: Path, offset: int) -> int:
+    """Where a file offset of an x86-64 ELF file is loaded, by its PT_LOAD headers."""
+    data = path.read_bytes()
+    phoff, = struct.unpack_from("<Q", data, 32)
+    phentsize, phnum = struct.unpack_from("<HH", data, 54)
+    for i in range(phnum):
+        kind, _, p_offset, p_vaddr, _, p_filesz = struct.unpack_from(
+            "<IIQQQQ", data, phoff + i * phentsize)
+        if kind == 1 and p_offset <= offset < p_offset + p_filesz:
+            return p_vaddr + offset - p_offset
+    raise AssertionError(f"{path}: offset {offset:#x} in no PT_LOAD")
+
+
+def test_go_without_symbols_named_as_go_names_it(daemons, tmp_path):
+    """A Go program built by Debian's golang-go with -ldflags=-s -w (no .symtab, no
+    DWARF: as Debian ships Go programs): every frame of its own named from .gopclntab,
+    0 bare +0x frames, each as go tool addr2line names its address; its stacks reach
+    Go's entries; the main goroutine's sleeps, whole, from runtime.goexit."""
+    dwarf, _ = daemons
+    truth = measured(tmp_path, "go_sleeper")
+    share, stacks = entry_share(dwarf, truth["pid"])
+    assert share >= DWARF_SHARE_MIN, why(dwarf, stacks)
+    # and not past the outermost: what a frame pointer gives beyond them is no caller
+    outermost = {"runtime.goexit", "runtime.mstart", "runtime.rt0_go"}
+    assert not any(set(s["user"][1:]) & outermost for s in stacks), why(dwarf, stacks)
+    program = tmp_path / "go_sleeper"
+    frames = {(f["name"], f["offset"]) for s in stacks for f in s.get("user_frames") or []
+              if f.get("module") == str(program)}
+    assert frames and not any("+0x" in name for name, _ in frames), why(dwarf, stacks)
+    addresses = "".join(f"{load_address(program, off):#x}\n" for _, off in sorted(frames))
+    go = subprocess.run(["go", "tool", "addr2line", str(program)], input=addresses,
+                        capture_output=True, text=True, check=True).stdout.splitlines()
+    theirs = dict(zip((off for _, off in sorted(frames)), go[0::2]))
+    assert all(theirs[off] == name for name, off in frames), \
+        sorted((name, theirs[off]) for name, off in frames if theirs[off] != name)
+
+    main = ["runtime.goexit", "runtime.main", "main.main", "main.sleepLoop", "main.sleepOnce10ms",
+            "syscall.Nanosleep"]
+    whole = sum(s["total_ns"] for s in stacks
+                if s["user"][:len(main)] == main and "do_nanosleep" in s["kernel"])
+    assert within(whole, truth["nanosleep_ns"], 0.03), (whole, truth, why(dwarf, stacks))

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Go's function table, .gopclntab: where the names of a Go program's
+ * functions are when its symbol table is stripped (Debian strips every Go
+ * binary it ships; `go build -ldflags=-s` does the same). Go's own tools
+ * read it; so do we, for the layouts of Go 1.2 to today (the version is the
+ * table's own magic number, never guessed). The table is read from a file any
+ * user controls: every count and offset is checked against the section's
+ * size, and the work is one pass over its function list.
+ */
+#ifndef GO_PCLNTAB_H
+#define GO_PCLNTAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct go_func {
+    uint64_t entry, end; /* [entry, end): the function's code, as linked */
+    const char *name;    /* in the section's bytes, NUL-terminated */
+};
+
+/* Return 0 to go on, a negative errno to stop with it. */
+typedef int (*go_func_fn)(const struct go_func *f, void *userdata);
+
+/* Calls fn for each function of the table data[0, size), in address order.
+ * text_start: the address of the program's .text, for the layouts (Go 1.18
+ * on) that count from it where the table leaves it to a relocation (0 in the
+ * file). Returns 0, -EBADMSG for a table it does not read (a count or an
+ * offset out of the section, functions out of order), -EPROTONOSUPPORT for a
+ * layout it does not know, or what fn returned. */
+int go_pclntab_functions(const uint8_t *data, size_t size, uint64_t text_start, go_func_fn fn,
+                         void *userdata);
+
+/* The outermost frames of Go's stacks: a goroutine's runtime.goexit, a
+ * thread's runtime.mstart, the main thread's runtime.rt0_go. Nothing beyond
+ * one is its caller: a frame pointer there still holds what it held before
+ * (another thread's, in a clone's child). (Go's own tracebacks also end at
+ * runtime.mcall and runtime.morestack, where they do not follow the switch
+ * from the scheduler's stack; a frame-pointer walk may, to the goroutine's.) */
+bool go_function_is_stack_root(const char *name);
+
+#endif

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Go's function table in each of its layouts (1.2, 1.16, 1.18, 1.20), built
+ * here as Go's linker lays it out: every function back with its range and
+ * name. Then what a hostile file may hold instead: counts and offsets out of
+ * the section, functions out of order, names without an end, an unknown
+ * version; refused, never read past the section.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "go_pclntab.h"
+
+#define TEXT 0x401000u
+
+static const struct {
+    uint32_t entry; /* from TEXT */
+    const char *name;
+} funcs[] = {{0x0, "runtime.text"}, {0x40, "main.main"}, {0x1c0, "main.(*server).wait"}};
+#define NFUNCS  (sizeof(funcs) / sizeof(funcs[0]))
+#define TEXTEND 0x300u
+
+struct table {
+    uint8_t b[1024];
+    size_t n;
+};
+
+static size_t put(struct table *t, uint64_t off, uint64_t v, unsigned len)
+{
+    for (unsigned i = 0; i < len; i++)
+        t->b[off + i] = (uint8_t)(v >> (8 * i));
+    if (off + len > t->n)
+        t->n = off + len;
+    return off + len;
+}
+
+/* The names from off; each name's offset from off into name_off[]. */
+static void put_names(struct table *t, size_t off, uint32_t *name_off)
+{
+    size_t at = off;
+
+    for (size_t i = 0; i < NFUNCS; i++) {
+        name_off[i] = (uint32_t)(at - off);
+        memcpy(t->b + at, funcs[i].name, strlen(funcs[i].name) + 1);
+        at += strlen(funcs[i].name) + 1;
+    }
+    t->n = at;
+}
+
+static void build(struct table *t, uint32_t magic, bool text_in_header)
+{
+    uint32_t name_off[NFUNCS];
+    const unsigned ptr = 8;
+    size_t words = magic == 0xfffffffb ? 1 : magic == 0xfffffffa ? 7 : 8;
+    size_t names = 8 + words * ptr, pcln, funcdata;
+    bool go118 = magic == 0xfffffff0 || magic == 0xfffffff1;
+    unsigned field = go118 ? 4 : ptr;
+
+    memset(t, 0, sizeof(*t));
+    put(t, 0, magic, 4);
+    t->b[6] = 1; /* instruction quantum */
+    t->b[7] = (uint8_t)ptr;
+    put(t, 8, NFUNCS, ptr);
+    if (magic == 0xfffffffb) {
+        /* names after the pairs and the funcs; offsets from the table's start */
+        pcln = 8 + ptr;
+        funcdata = pcln + NFUNCS * 2 * ptr + ptr;
+        put_names(t, funcdata + NFUNCS * 16, name_off);
+        for (size_t i = 0; i < NFUNCS; i++)
+            name_off[i] += (uint32_t)(funcdata + NFUNCS * 16);
+    } else {
+        put_names(t, names, name_off);
+        pcln = (t->n + 7) & ~(size_t)7;
+        funcdata = pcln + (NFUNCS + 1) * 2 * field;
+        put(t, 8 + 2 * ptr, go118 ? (text_in_header ? TEXT : 0) : names, ptr);
+        if (go118) {
+            put(t, 8 + 3 * ptr, names, ptr);
+            put(t, 8 + 7 * ptr, pcln, ptr);
+        } else {
+            put(t, 8 + 6 * ptr, pcln, ptr);
+        }
+    }
+    for (size_t i = 0; i <= NFUNCS; i++) {
+        uint64_t entry = i < NFUNCS ? funcs[i].entry : TEXTEND;
+        uint64_t func = funcdata + i * 16 - (magic == 0xfffffffb ? 0 : pcln);
+
+        put(t, pcln + i * 2 * field, go118 ? entry : TEXT + entry, field);
+        if (i == NFUNCS)
+            break;
+        put(t, pcln + i * 2 * field + field, func, field);
+        /* the func: its entry, then its name's offset */
+        put(t, funcdata + i * 16, go118 ? entry : TEXT + entry, go118 ? 4 : ptr);
+        put(t, funcdata + i * 16 + (go118 ? 4 : ptr), name_off[i], 4);
+    }
+}
+
+struct seen {
+    size_t n;
+    bool right;
+};
+
+static int check_func(const struct go_func *f, void *userdata)
+{
+    struct seen *s = userdata;
+    uint64_t end = s->n + 1 < NFUNCS ? funcs[s->n + 1].entry : TEXTEND;
+
+    s->right &= s->n < NFUNCS && f->entry == TEXT + funcs[s->n].entry && f->end == TEXT + end &&
+                strcmp(f->name, funcs[s->n].name) == 0;
+    s->n++;
+    return 0;
+}
+
+static int read_table(const struct table *t, struct seen *s)
+{
+    *s = (struct seen){.right = true};
+    return go_pclntab_functions(t->b, t->n, TEXT, check_func, s);
+}
+
+static int stop_at_first(const struct go_func *f, void *userdata)
+{
+    (void)f;
+    (void)userdata;
+    return -ECANCELED;
+}
+
+int main(void)
+{
+    static const struct {
+        uint32_t magic;
+        const char *go;
+    } layouts[] = {
+        {0xfffffffb, "1.2"}, {0xfffffffa, "1.16"}, {0xfffffff0, "1.18"}, {0xfffffff1, "1.20"}};
+    struct table t, bad;
+    struct seen s;
+    int r;
+
+    for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
+        build(&t, layouts[i].magic, true);
+        r = read_table(&t, &s);
+        CHECK(r == 0 && s.n == NFUNCS && s.right, "Go %s: %zu functions, names and ranges (%d)",
+              layouts[i].go, s.n, r);
+        /* every cut of the table: refused or read within it, never past it */
+        bool cuts = true;
+        for (size_t n = 0; n < t.n; n++) {
+            uint8_t *copy = malloc(n ? n : 1);
+
+            memcpy(copy, t.b, n);
+            r = go_pclntab_functions(copy, n, TEXT, check_func, &s);
+            cuts &= r == -EBADMSG;
+            free(copy);
+        }
+        CHECK(cuts, "Go %s: each of its %zu cuts refused", layouts[i].go, t.n);
+    }
+    build(&t, 0xfffffff1, false);
+    CHECK(read_table(&t, &s) == 0 && s.right, "Go 1.20, text start left to a relocation: .text's");
+
+    build(&t, 0xfffffff1, true);
+    bad = t;
+    put(&bad, 0, 0xfffffff2, 4);
+    CHECK(read_table(&bad, &s) == -EPROTONOSUPPORT, "an unknown magic: not guessed");
+    bad = t;
+    bad.b[7] = 2;
+    CHECK(read_table(&bad, &s) == -EBADMSG, "a pointer size of 2: refused");
+    bad = t;
+    put(&bad, 8, 1u << 30, 8);
+    CHECK(read_table(&bad, &s) == -EBADMSG, "more functions than the section holds: refused");
+    bad = t;
+    put(&bad, 8 + 7 * 8, UINT64_MAX - 3, 8);
+    CHECK(read_table(&bad, &s) == -EBADMSG, "the pairs' offset past the end (wrapping): refused");
+    bad = t;
+    put(&bad, 8 + 3 * 8, UINT64_MAX, 8);
+    CHECK(read_table(&bad, &s) == -EBADMSG, "the names' offset past the end: refused");
+    /* Go 1.2's names come last: the last one's end cut off */
+    build(&bad, 0xfffffffb, true);
+    bad.n--;
+    CHECK(go_pclntab_functions(bad.b, bad.n, TEXT, check_func, &s) == -EBADMSG,
+          "a name without its end in the section: refused");
+    CHECK(go_pclntab_functions(t.b, t.n, TEXT, stop_at_first, NULL) == -ECANCELED,
+          "the callback's error stops the walk");
+    CHECK(go_function_is_stack_root("runtime.goexit") &&
+              go_function_is_stack_root("runtime.mstart") &&
+              go_function_is_stack_root("runtime.rt0_go"),
+          "Go's outermost frames");
+    CHECK(!go_function_is_stack_root("runtime.mstart0") &&
+              !go_function_is_stack_root("main.goexit") && !go_function_is_stack_root("runtime.") &&
+              !go_function_is_stack_root("goexit"),
+          "and no other function");
+    return CHECK_EXIT();
+}
