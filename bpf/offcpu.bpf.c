@@ -292,6 +292,7 @@ struct switch_out {
     bool kthread;
     bool has_regs;  /* fp is filled in */
     bool cacheable; /* ...and may be used to reuse stacks */
+    bool in_exec;   /* inside execve: no user stack to walk (OFFCPU_STACK_EXEC) */
     struct fingerprint fp;
 };
 
@@ -343,9 +344,9 @@ static __always_inline bool walk_stacks(void *ctx, struct place *p, const struct
     k->nr = take_stack(ctx, k, 0, sizeof(p->kstack.ip), false);
     p->kernel_hash = k->nr ? stack_hash(k, OFFCPU_KERNEL_DEPTH) : OFFCPU_STACK_MISSED;
     p->walked = 0;
-    if (so->kthread) {
+    if (so->kthread || so->in_exec) {
         p->ustack.nr = 0;
-        p->user_hash = OFFCPU_STACK_MISSED;
+        p->user_hash = so->in_exec ? OFFCPU_STACK_EXEC : OFFCPU_STACK_MISSED;
     } else {
         p->user_hash = take_user_stack(ctx, &p->ustack, so, waker, &final, &p->walked);
     }
@@ -882,11 +883,15 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
          * kernel paths: rare, and the blocks most worth getting exactly right */
         if (!so->kthread) {
             /* prev is current: a trusted pointer in either mode */
-            fingerprint_of(&so->fp, bpf_get_current_task_btf(), so->state);
+            struct task_struct *cur = bpf_get_current_task_btf();
+
+            fingerprint_of(&so->fp, cur, so->state);
             so->mm = (__u64)TASK_FIELD(btf, prev, mm);
             so->has_regs = true;
-            so->cacheable =
-                btf && stack_cache && !preempt && so->state != OFFCPU_STATE_UNINTERRUPTIBLE;
+            so->in_exec = bpf_core_field_exists(cur->in_execve) &&
+                          BPF_CORE_READ_BITFIELD_PROBED(cur, in_execve);
+            so->cacheable = btf && stack_cache && !preempt && !so->in_exec &&
+                            so->state != OFFCPU_STATE_UNINTERRUPTIBLE;
         }
         rec = record_of(prev, tid, btf);
         so->since = bpf_ktime_get_ns();

@@ -33,8 +33,12 @@ enum offcpu_state {
 /* A new task's first wait, fork to first run: it has run no code to have a
  * stack of yet. Its kernel stack is "[new task]", its user stack empty. */
 #define OFFCPU_STACK_NEW_TASK 2ULL
+/* A block inside execve (reading the new program, freeing the old image):
+ * the user registers are the old image's, in an address space going away.
+ * Its user stack is "[exec]". */
+#define OFFCPU_STACK_EXEC 3ULL
 /* Hashes below this name no stored stack. */
-#define OFFCPU_STACK_FIRST_HASH 3ULL
+#define OFFCPU_STACK_FIRST_HASH 4ULL
 /* The owner of a record when the task's uids differed (setuid) or it was not
  * dumpable: no member of the socket group is shown it, as ptrace would refuse. */
 #define OFFCPU_UID_UNKNOWN 0xffffffffU

@@ -20,6 +20,11 @@
  * might still cover the address, but not without end in a hostile file. */
 #define LOOKUP_WALK_MAX 64
 
+/* How far the entry point's label reaches, at most: to its first call
+ * (glibc's _start calls __libc_start_main 0x25 bytes in, ld.so's calls
+ * _dl_start 3 bytes in), whose return address names the outermost frame. */
+#define ENTRY_LABEL_BYTES 64
+
 /* Real files have a handful of program headers; a count read from a hostile
  * file must not size an allocation unchecked. */
 #define PHDR_MAX 4096
@@ -29,6 +34,7 @@ struct esym {
     uint64_t max_end; /* the largest end of this and all earlier symbols */
     uint32_t name;    /* offset in the pool */
     uint8_t rank;     /* of the binding, to pick one name among aliases */
+    bool label;       /* the entry point's label (label_entry) */
 };
 
 struct segment {
@@ -107,8 +113,7 @@ static uint8_t binding_rank(unsigned char bind)
 
 /* Functions with a size, defined in this file. Zero-sized symbols are not
  * taken: with no end, they would name whatever follows them. Except at the
- * entry point, often an unsized label (ld.so's _start): it names that one
- * address, where a process is before its first instruction. */
+ * entry point, often an unsized label (ld.so's _start): see label_entry. */
 static int add_symbol(Elf *elf, size_t strtab, const GElf_Sym *sym, struct elf_symbols *e)
 {
     unsigned char type = GELF_ST_TYPE(sym->st_info);
@@ -130,7 +135,8 @@ static int add_symbol(Elf *elf, size_t strtab, const GElf_Sym *sym, struct elf_s
     if (r < 0)
         return r;
     s.addr = sym->st_value;
-    s.end = sym->st_value + (sym->st_size ?: 1);
+    s.end = sym->st_value + (entry ? ENTRY_LABEL_BYTES : sym->st_size);
+    s.label = entry;
     s.rank = binding_rank(GELF_ST_BIND(sym->st_info));
     return syms_push(e, &s);
 }
@@ -236,15 +242,60 @@ static int esym_compare(const void *a, const void *b, void *userdata)
     return strcmp(pool + x->name, pool + y->name);
 }
 
-/* Sort, drop aliases (.symtab and .dynsym list most functions twice), and
- * note the furthest end so far for lookups among overlapping symbols. */
-static void finish_symbols(struct elf_symbols *e)
+/*
+ * Where a process begins, the file's entry point, is named _start, as the
+ * label there is in every libc's crt1 and ld.so: by the file's own unsized
+ * label where it has one, else (stripped: Debian's ld.so has no symbol there)
+ * by that name, where no function covers the entry. The label reaches to
+ * the next symbol, at most ENTRY_LABEL_BYTES: the return address of the
+ * entry's first call, the root of every main thread's stack, lies within.
+ * Sorted symbols in; the label's end cut at the next symbol.
+ */
+static int label_entry(struct elf_symbols *e)
+{
+    size_t at = sorted_count_at_or_below(e->syms, e->n, sizeof(*e->syms),
+                                         offsetof(struct esym, addr), e->entry);
+    struct esym label = {.addr = e->entry, .end = e->entry + ENTRY_LABEL_BYTES, .label = true};
+    int r;
+
+    if (!e->entry || e->entry > UINT64_MAX - ENTRY_LABEL_BYTES)
+        return 0;
+    /* at: the symbols starting at or below the entry; one covering it wins */
+    for (size_t i = at; i-- > 0 && at - i <= LOOKUP_WALK_MAX;)
+        if (e->syms[i].end > e->entry && !e->syms[i].label)
+            return 0;
+    if (at == 0 || !e->syms[at - 1].label) {
+        r = strpool_add(&e->pool, "_start", strlen("_start"), &label.name);
+        if (r < 0)
+            return r;
+        r = syms_push(e, &label);
+        if (r < 0)
+            return r;
+        qsort_r(e->syms, e->n, sizeof(*e->syms), esym_compare, e->pool.data);
+        at = sorted_count_at_or_below(e->syms, e->n, sizeof(*e->syms), offsetof(struct esym, addr),
+                                      e->entry);
+    }
+    /* the labels (a debug file's may come after the stripped file's) end at
+     * the next symbol, which sorts right after them */
+    for (size_t i = at; at < e->n && i-- > 0 && e->syms[i].addr == e->entry;)
+        if (e->syms[i].label && e->syms[i].end > e->syms[at].addr)
+            e->syms[i].end = e->syms[at].addr;
+    return 0;
+}
+
+/* Sort, name the entry point, drop aliases (.symtab and .dynsym list most
+ * functions twice), and note the furthest end so far for lookups among
+ * overlapping symbols. */
+static int finish_symbols(struct elf_symbols *e)
 {
     size_t n = 0;
+    int r;
 
-    if (e->n == 0)
-        return;
-    qsort_r(e->syms, e->n, sizeof(*e->syms), esym_compare, e->pool.data);
+    if (e->n)
+        qsort_r(e->syms, e->n, sizeof(*e->syms), esym_compare, e->pool.data);
+    r = label_entry(e);
+    if (r < 0)
+        return r;
     for (size_t i = 0; i < e->n; i++) {
         const struct esym *s = &e->syms[i];
 
@@ -256,6 +307,7 @@ static void finish_symbols(struct elf_symbols *e)
         n++;
     }
     e->n = n;
+    return 0;
 }
 
 /* The GNU build-id note, from any note section. */
@@ -337,10 +389,7 @@ static int read_elf(Elf *elf, struct elf_symbols *e)
     r = read_symbols(elf, e, false);
     if (r == 0 && e->debug.stripped)
         r = read_go_functions(elf, e);
-    if (r < 0)
-        return r;
-    finish_symbols(e);
-    return 0;
+    return r < 0 ? r : finish_symbols(e);
 }
 
 int elf_symbols_read(int fd, struct elf_symbols **ret)
@@ -417,10 +466,7 @@ int elf_symbols_add_debug(struct elf_symbols *e, int fd)
         return r;
     r = read_symbols(elf, e, true);
     e->debug.stripped = false;
-    if (r < 0)
-        return r;
-    finish_symbols(e);
-    return 0;
+    return r < 0 ? r : finish_symbols(e);
 }
 
 int elf_symbols_offset_to_vaddr(const struct elf_symbols *e, uint64_t offset, uint64_t *ret)

@@ -18,6 +18,7 @@ _Static_assert(UID_UNKNOWN == OFFCPU_UID_UNKNOWN, "one unknown owner, two names"
 #define MISSED_USER   "[Missed User Stack]"
 #define MISSED_KERNEL "[Missed Kernel Stack]"
 #define NEW_TASK      "[new task]"
+#define IN_EXEC       "[exec]"
 
 struct builder {
     const struct drained *d; /* its stacks */
@@ -116,6 +117,8 @@ static struct resolved resolve(struct builder *b, const struct offcpu_key *k, bo
         return (struct resolved){0};
     if (hash == OFFCPU_STACK_NEW_TASK)
         return (struct resolved){.names = intern_marker(b, NEW_TASK)};
+    if (hash == OFFCPU_STACK_EXEC)
+        return (struct resolved){.names = intern_marker(b, IN_EXEC)};
     if (hash == OFFCPU_STACK_OVER_BUDGET)
         return (struct resolved){.names = intern_marker(b, SNAPSHOT_OVER_BUDGET)};
     s = drained_find_stack(b->d, hash);
