@@ -205,9 +205,9 @@ static int conn_settle(struct vl_conn *c)
         waiting_add(c);
     else
         waiting_remove(c);
-    /* the deadline runs from a request's first byte (or from the answer to
-     * the one before it) until it is whole */
-    if (c->in.len == 0 || c->discarding || vl_input_complete(&c->in))
+    /* the deadline runs while a request is being read: from its first byte
+     * (or from when the replies before it were taken) until it is whole */
+    if (c->in.len == 0 || c->discarding || vl_output_pending(&c->out) || vl_input_complete(&c->in))
         conn_request_end(&c->conn);
     else
         conn_request_begin(&c->conn);
