@@ -250,6 +250,8 @@ def test_trickled_request_cut_at_deadline(open_daemon):
     s.close()
     assert cut is not None, "a trickled request was never cut"
     print(f"cut after {cut:.2f}s")
-    assert 4.5 <= cut <= 6.8, cut
+    # the timer checks twice a second; a loaded machine can delay the loop (and the
+    # 60s idle timeout, which would cut it otherwise, is far off)
+    assert 4.5 <= cut <= 9, cut
     st = status(d)
     assert st["request_timeouts"] == 1 and st["idle_closed"] == 0, st
