@@ -465,13 +465,34 @@ static json_t *server_json(struct daemon *d)
     memset(&st, 0, sizeof(st));
     if (d->server)
         vl_server_get_stats(d->server, &st);
-    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "clients",
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "clients",
                      (json_int_t)(d->server ? vl_server_clients(d->server) : 0), "requests",
                      (json_int_t)st.requests, "request_errors", (json_int_t)st.request_errors,
-                     "refused_max_clients", (json_int_t)st.refused_max_clients,
-                     "refused_max_clients_per_uid", (json_int_t)st.refused_max_clients_per_uid,
-                     "idle_closed", (json_int_t)st.idle_closed, "reply_too_large",
+                     "refused_max_clients", (json_int_t)st.conns.refused_max_clients,
+                     "refused_max_clients_per_uid", (json_int_t)st.conns.refused_max_per_peer,
+                     "connections_shed", (json_int_t)st.conns.shed, "request_timeouts",
+                     (json_int_t)st.conns.request_timeouts, "idle_closed",
+                     (json_int_t)st.conns.idle_closed, "reply_too_large",
                      (json_int_t)st.reply_too_large);
+}
+
+/* The metrics endpoint's connections (zero without one). */
+static json_t *metrics_http_json(struct daemon *d)
+{
+    struct http_stats st;
+
+    memset(&st, 0, sizeof(st));
+    if (d->metrics_http)
+        http_listener_get_stats(d->metrics_http, &st);
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "metrics_clients",
+                     (json_int_t)(d->metrics_http ? http_listener_clients(d->metrics_http) : 0),
+                     "metrics_scrapes", (json_int_t)st.requests, "metrics_bad_requests",
+                     (json_int_t)st.refused, "metrics_refused_max_clients",
+                     (json_int_t)st.conns.refused_max_clients, "metrics_refused_per_address",
+                     (json_int_t)st.conns.refused_max_per_peer, "metrics_connections_shed",
+                     (json_int_t)st.conns.shed, "metrics_request_timeouts",
+                     (json_int_t)st.conns.request_timeouts, "metrics_idle_closed",
+                     (json_int_t)st.conns.idle_closed);
 }
 
 /* The history on disk: what a crash would find. */
@@ -552,6 +573,7 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
     json_object_set_new(o, "rss", json_integer((json_int_t)d->stats.rss));
     json_object_set_new(o, "top_cgroups", top_cgroups_json(r));
     json_object_update_new(o, server_json(d));
+    json_object_update_new(o, metrics_http_json(d));
     json_object_update_new(o, journal_json(&d->state));
     if (d->state.restored.snapshots)
         json_object_set_new(o, "restored", restored_json(&d->state.restored));

@@ -40,6 +40,8 @@ void config_defaults(struct config *c)
     snprintf(c->socket_group, sizeof(c->socket_group), "offcpu");
     c->max_clients = 128;
     c->max_clients_per_uid = 16;
+    c->max_clients_per_address = 16;
+    c->request_timeout_ns = 5 * NSEC_PER_SEC;
     c->idle_timeout_ns = 60 * NSEC_PER_SEC;
     c->request_limit = 64 * 1024;
     c->output_limit = 256ULL << 20;
@@ -256,12 +258,16 @@ static const struct key keys[] = {
      NULL},
     {"max-clients-per-uid", parse_u32_key, FIELD(max_clients_per_uid), 1, 65536,
      "must be a number from 1 to 65536", NULL},
+    {"max-clients-per-address", parse_u32_key, FIELD(max_clients_per_address), 1, 65536,
+     "must be a number from 1 to 65536", NULL},
     {"metrics-listen", parse_listen_key, FIELD(metrics_listen), 0, SIZE_MAX,
      "must be ADDRESS:PORT, e.g. 127.0.0.1:9572, [::1]:9572 or *:9572 (empty: off)", NULL},
     {"metrics-max-cgroups", parse_u32_key, FIELD(metrics_max_cgroups), 1, 100000,
      "must be a number from 1 to 100000", NULL},
     {"idle-timeout", parse_duration_key, FIELD(idle_timeout_ns), 100 * NSEC_PER_MSEC,
      3600 * NSEC_PER_SEC, "must be a duration from 100ms to 1h, e.g. 60s", NULL},
+    {"request-timeout", parse_duration_key, FIELD(request_timeout_ns), 100 * NSEC_PER_MSEC,
+     3600 * NSEC_PER_SEC, "must be a duration from 100ms to 1h, e.g. 5s", NULL},
 };
 
 int config_set(struct config *c, const char *key, const char *value, const char **why)

@@ -23,7 +23,9 @@ struct config {
     char socket_group[64];    /* its members may connect and read (see group-access) */
     bool group_access_all;    /* the socket's group sees every process, not only its own */
     uint32_t max_clients;
-    uint32_t max_clients_per_uid; /* root exempt */
+    uint32_t max_clients_per_uid;     /* root exempt */
+    uint32_t max_clients_per_address; /* of the metrics endpoint */
+    uint64_t request_timeout_ns;      /* for a request to arrive whole */
     uint64_t idle_timeout_ns;
     uint32_t request_limit;   /* bytes of one request */
     uint64_t output_limit;    /* bytes queued for one client */

@@ -45,7 +45,7 @@ struct daemon {
     struct vl_server *server;
     struct metrics *metrics;            /* with metrics-listen only */
     struct http_listener *metrics_http; /* ... and its endpoint */
-    struct http_limits metrics_limits;  /* from cfg */
+    struct conn_limits metrics_limits;  /* from cfg */
     int epfd;
     int64_t started_mono_ns;
     int64_t last_drain_mono_ns;    /* start of the last successful drain: its flip */

@@ -5,57 +5,33 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
-#include "clock.h"
 #include "event.h"
 #include "inet_address.h"
 #include "log.h"
 #include "macro.h"
 
 struct http_conn {
-    struct event_source src;
+    struct conn conn;
     struct http_listener *h;
     char in[HTTP_REQUEST_MAX];
     size_t in_len;
     char *out; /* the whole answer, headers and body */
     size_t out_len, out_sent;
     size_t discarded; /* read after the answer was sent, waiting for the client's close */
-    int64_t active_ns; /* CLOCK_MONOTONIC of the last byte read or written */
-    struct http_conn *prev, *next;
 };
 
 struct http_listener {
-    struct event_source listener;
-    struct event_source idle_timer;
-    int epfd;
+    struct conn_table conns;
+    int listen_fd;
     char *path;
     http_page_fn page;
     void *userdata;
-    const struct http_limits *limits;
-    struct http_conn *conns;
-    size_t nconns;
     struct http_stats stats;
 };
-
-static void conn_free(struct http_conn *c)
-{
-    struct http_listener *h = c->h;
-
-    epoll_ctl(h->epfd, EPOLL_CTL_DEL, c->src.fd, NULL);
-    close(c->src.fd);
-    free(c->out);
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        h->conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
-    h->nconns--;
-    free(c);
-}
 
 /* The answer, whole: headers, then the body (made by the page for a 200). */
 static int answer(struct http_conn *c, int status, const char *reason, const char *extra)
@@ -94,7 +70,7 @@ static int answer(struct http_conn *c, int status, const char *reason, const cha
         c->h->stats.requests++;
     else
         c->h->stats.refused++;
-    return event_watch(c->h->epfd, EPOLL_CTL_MOD, &c->src, EPOLLOUT);
+    return event_watch(c->h->conns.epfd, EPOLL_CTL_MOD, &c->conn.src, EPOLLOUT);
 }
 
 /* A complete request head is in c->in: answer it. */
@@ -120,26 +96,27 @@ static int handle(struct http_conn *c)
 static void on_readable(struct http_conn *c)
 {
     for (;;) {
-        ssize_t n = read(c->src.fd, c->in + c->in_len, sizeof(c->in) - 1 - c->in_len);
+        ssize_t n = read(c->conn.src.fd, c->in + c->in_len, sizeof(c->in) - 1 - c->in_len);
 
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             return;
         if (n <= 0) {
-            conn_free(c);
+            conn_close(&c->conn);
             return;
         }
         c->in_len += n;
         c->in[c->in_len] = '\0';
-        c->active_ns = clock_ns(CLOCK_MONOTONIC);
         /* memmem: the request may hold NUL bytes */
         if (memmem(c->in, c->in_len, "\r\n\r\n", 4) || memmem(c->in, c->in_len, "\n\n", 2)) {
+            conn_request_end(&c->conn);
             if (handle(c) < 0)
-                conn_free(c);
+                conn_close(&c->conn);
             return;
         }
         if (c->in_len == sizeof(c->in) - 1) {
+            conn_request_end(&c->conn);
             if (answer(c, 431, "Request Header Fields Too Large", "") < 0)
-                conn_free(c);
+                conn_close(&c->conn);
             return;
         }
     }
@@ -148,7 +125,7 @@ static void on_readable(struct http_conn *c)
 static void on_writable(struct http_conn *c)
 {
     while (c->out_sent < c->out_len) {
-        ssize_t n = send(c->src.fd, c->out + c->out_sent, c->out_len - c->out_sent,
+        ssize_t n = send(c->conn.src.fd, c->out + c->out_sent, c->out_len - c->out_sent,
                          MSG_NOSIGNAL | MSG_DONTWAIT);
 
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -156,14 +133,16 @@ static void on_writable(struct http_conn *c)
         if (n <= 0)
             break;
         c->out_sent += n;
-        c->active_ns = clock_ns(CLOCK_MONOTONIC);
+        conn_active(&c->conn);
     }
     /* Closing with unread input (the rest of an oversized request) would reset
      * the connection and lose the answer: end our side, then read until the
-     * client closes, within a bound (and the idle timeout). */
-    if (c->out_sent < c->out_len || shutdown(c->src.fd, SHUT_WR) < 0 ||
-        event_watch(c->h->epfd, EPOLL_CTL_MOD, &c->src, EPOLLIN) < 0)
-        conn_free(c);
+     * client closes, within a bound (and request-timeout: conn_done). */
+    if (c->out_sent < c->out_len || shutdown(c->conn.src.fd, SHUT_WR) < 0 ||
+        event_watch(c->h->conns.epfd, EPOLL_CTL_MOD, &c->conn.src, EPOLLIN) < 0)
+        conn_close(&c->conn);
+    else
+        conn_done(&c->conn);
 }
 
 static void on_lingering(struct http_conn *c)
@@ -171,12 +150,12 @@ static void on_lingering(struct http_conn *c)
     char buf[4096];
 
     for (;;) {
-        ssize_t n = read(c->src.fd, buf, sizeof(buf));
+        ssize_t n = read(c->conn.src.fd, buf, sizeof(buf));
 
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             return;
         if (n <= 0 || (c->discarded += n) > 16 * HTTP_REQUEST_MAX) {
-            conn_free(c);
+            conn_close(&c->conn);
             return;
         }
     }
@@ -184,10 +163,10 @@ static void on_lingering(struct http_conn *c)
 
 static void on_conn(struct event_source *src, uint32_t events)
 {
-    struct http_conn *c = container_of(src, struct http_conn, src);
+    struct http_conn *c = container_of(src, struct http_conn, conn.src);
 
     if (events & EPOLLERR)
-        conn_free(c);
+        conn_close(&c->conn);
     else if (c->out && c->out_sent == c->out_len)
         on_lingering(c);
     else if (c->out)
@@ -196,64 +175,57 @@ static void on_conn(struct event_source *src, uint32_t events)
         on_readable(c);
 }
 
-static void on_listener(struct event_source *src, uint32_t events)
+/* Whom the per-address cap counts: an IPv4 address (mapped into IPv6 too),
+ * or an IPv6 address's /64, what one host is given. IPv4 keys have bit 32
+ * set: no /64 in use starts with 31 zero bits. */
+static uint64_t address_key(int fd)
 {
-    struct http_listener *h = container_of(src, struct http_listener, listener);
+    struct sockaddr_storage sa;
+    socklen_t len = sizeof(sa);
+    const uint8_t *a;
+    uint64_t key = 0;
 
-    for (;;) {
-        int fd = accept4(h->listener.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        struct http_conn *c;
-
-        if (fd < 0) {
-            if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-                log_warning("metrics: accept: %s", strerror(errno));
-            return;
-        }
-        if (h->nconns >= h->limits->max_clients) {
-            h->stats.refused_max_clients++;
-            close(fd);
-            continue;
-        }
-        c = calloc(1, sizeof(*c));
-        if (!c) {
-            close(fd);
-            continue;
-        }
-        c->h = h;
-        c->src = (struct event_source){.fd = fd, .dispatch = on_conn};
-        c->active_ns = clock_ns(CLOCK_MONOTONIC);
-        if (event_watch(h->epfd, EPOLL_CTL_ADD, &c->src, EPOLLIN) < 0) {
-            close(fd);
-            free(c);
-            continue;
-        }
-        c->next = h->conns;
-        if (h->conns)
-            h->conns->prev = c;
-        h->conns = c;
-        h->nconns++;
-    }
+    if (getpeername(fd, (struct sockaddr *)&sa, &len) < 0)
+        return 0;
+    if (sa.ss_family == AF_INET)
+        return 1ULL << 32 | ntohl(((struct sockaddr_in *)&sa)->sin_addr.s_addr);
+    if (sa.ss_family != AF_INET6)
+        return 0;
+    a = ((struct sockaddr_in6 *)&sa)->sin6_addr.s6_addr;
+    if (IN6_IS_ADDR_V4MAPPED((struct in6_addr *)a))
+        return 1ULL << 32 | (uint32_t)a[12] << 24 | a[13] << 16 | a[14] << 8 | a[15];
+    for (int i = 0; i < 8; i++)
+        key = key << 8 | a[i];
+    return key;
 }
 
-/* A client that sends or takes nothing for idle-timeout is closed: a slow
- * or stalled scraper cannot hold a connection forever. */
-static void on_idle_timer(struct event_source *src, uint32_t events)
+static struct conn *conn_open(void *owner, int fd)
 {
-    struct http_listener *h = container_of(src, struct http_listener, idle_timer);
-    int64_t deadline = clock_ns(CLOCK_MONOTONIC) - (int64_t)h->limits->idle_timeout_ns;
-    uint64_t expirations;
-    struct http_conn *next;
+    struct http_conn *c = calloc(1, sizeof(*c));
 
-    if (read(src->fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
-        log_warning("metrics: idle timer: %s", strerror(errno));
-    for (struct http_conn *c = h->conns; c; c = next) {
-        next = c->next;
-        if (c->active_ns < deadline) {
-            h->stats.idle_closed++;
-            conn_free(c);
-        }
-    }
+    if (!c)
+        return NULL;
+    c->h = owner;
+    c->conn.src = (struct event_source){.fd = fd, .dispatch = on_conn};
+    c->conn.peer = address_key(fd);
+    return &c->conn;
 }
+
+static void conn_release(struct conn *conn)
+{
+    struct http_conn *c = container_of(conn, struct http_conn, conn);
+
+    free(c->out);
+    free(c);
+}
+
+/* The whole request head comes first: its deadline runs from accept, and a
+ * connection that never sends one is a request that never arrives. */
+static const struct conn_table_ops http_conn_ops = {
+    .open = conn_open,
+    .free = conn_release,
+    .request_at_accept = true,
+};
 
 static int listen_on(const char *address)
 {
@@ -277,34 +249,24 @@ static int listen_on(const char *address)
 }
 
 int http_listener_new(int epfd, const char *address, const char *path, http_page_fn page,
-                      void *userdata, const struct http_limits *limits, struct http_listener **ret)
+                      void *userdata, const struct conn_limits *limits, struct http_listener **ret)
 {
     struct http_listener *h = calloc(1, sizeof(*h));
-    struct itimerspec its = {.it_interval = {.tv_sec = 1}, .it_value = {.tv_sec = 1}};
-    int r;
+    int r, table;
 
     if (!h)
         return -ENOMEM;
     *h = (struct http_listener){
-        .listener = {.fd = -1, .dispatch = on_listener},
-        .idle_timer = {.fd = -1, .dispatch = on_idle_timer},
-        .epfd = epfd,
+        .listen_fd = listen_on(address),
         .path = strdup(path),
         .page = page,
         .userdata = userdata,
-        .limits = limits,
     };
-    h->listener.fd = listen_on(address);
-    r = h->listener.fd < 0 ? h->listener.fd : !h->path ? -ENOMEM : 0;
-    if (r == 0) {
-        h->idle_timer.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-        if (h->idle_timer.fd < 0 || timerfd_settime(h->idle_timer.fd, 0, &its, NULL) < 0)
-            r = -errno;
-    }
+    r = h->listen_fd < 0 ? h->listen_fd : !h->path ? -ENOMEM : 0;
+    /* made whatever happened, so that http_listener_free has a table to free */
+    table = conn_table_init(&h->conns, epfd, r < 0 ? -1 : h->listen_fd, limits, &http_conn_ops, h);
     if (r == 0)
-        r = event_watch(epfd, EPOLL_CTL_ADD, &h->listener, EPOLLIN);
-    if (r == 0)
-        r = event_watch(epfd, EPOLL_CTL_ADD, &h->idle_timer, EPOLLIN);
+        r = table;
     if (r < 0) {
         http_listener_free(h);
         return r;
@@ -317,23 +279,26 @@ struct http_listener *http_listener_free(struct http_listener *h)
 {
     if (!h)
         return NULL;
-    while (h->conns)
-        conn_free(h->conns);
-    if (h->listener.fd >= 0)
-        close(h->listener.fd);
-    if (h->idle_timer.fd >= 0)
-        close(h->idle_timer.fd);
+    conn_table_done(&h->conns);
+    if (h->listen_fd >= 0)
+        close(h->listen_fd);
     free(h->path);
     free(h);
     return NULL;
 }
 
+int http_listener_limits_changed(struct http_listener *h)
+{
+    return conn_table_limits_changed(&h->conns);
+}
+
 void http_listener_get_stats(const struct http_listener *h, struct http_stats *ret)
 {
     *ret = h->stats;
+    ret->conns = h->conns.stats;
 }
 
 size_t http_listener_clients(const struct http_listener *h)
 {
-    return h->nconns;
+    return h->conns.n;
 }

@@ -30,18 +30,24 @@ void lifecycle_apply_settings(struct daemon *d)
     if (!g)
         log_notice("no group '%s': only root may read", d->cfg.socket_group);
     d->limits = (struct vl_server_limits){
-        .max_clients = d->cfg.max_clients,
-        .max_clients_per_uid = d->cfg.max_clients_per_uid,
-        .idle_timeout_ns = d->cfg.idle_timeout_ns,
+        .conns = {.max_clients = d->cfg.max_clients,
+                  .max_per_peer = d->cfg.max_clients_per_uid,
+                  .exempt_reserve = VL_ROOT_RESERVE,
+                  .request_timeout_ns = d->cfg.request_timeout_ns,
+                  .idle_timeout_ns = d->cfg.idle_timeout_ns},
         .request_limit = d->cfg.request_limit,
         .output_limit = d->cfg.output_limit,
     };
-    d->metrics_limits = (struct http_limits){.max_clients = d->cfg.max_clients,
+    d->metrics_limits = (struct conn_limits){.max_clients = d->cfg.max_clients,
+                                             .max_per_peer = d->cfg.max_clients_per_address,
+                                             .request_timeout_ns = d->cfg.request_timeout_ns,
                                              .idle_timeout_ns = d->cfg.idle_timeout_ns};
     if (d->metrics)
         metrics_set_max_cgroups(d->metrics, d->cfg.metrics_max_cgroups);
     if (d->server)
         vl_server_limits_changed(d->server);
+    if (d->metrics_http)
+        http_listener_limits_changed(d->metrics_http);
     r = listen_socket_set_group(&d->socket, d->access.gid);
     if (r < 0)
         log_warning("cannot give %s to group '%s': %s", d->socket.path, d->cfg.socket_group,
@@ -169,6 +175,8 @@ static void reload(struct loop *l)
     d->cfg.journal_sync = fresh.journal_sync;
     d->cfg.max_clients = fresh.max_clients;
     d->cfg.max_clients_per_uid = fresh.max_clients_per_uid;
+    d->cfg.max_clients_per_address = fresh.max_clients_per_address;
+    d->cfg.request_timeout_ns = fresh.request_timeout_ns;
     d->cfg.idle_timeout_ns = fresh.idle_timeout_ns;
     d->cfg.group_access_all = fresh.group_access_all;
     d->cfg.metrics_max_cgroups = fresh.metrics_max_cgroups;
@@ -257,8 +265,10 @@ int lifecycle_run(struct daemon *d)
         for (int i = 0; i < n; i++) {
             struct event_source *src = ev[i].data.ptr;
 
-            src->dispatch(src, ev[i].events);
+            if (src->dispatch)
+                src->dispatch(src, ev[i].events);
         }
+        event_release_closed();
     }
     sd_notify(0, "STOPPING=1");
     close(l.timer.fd);

@@ -80,8 +80,11 @@ static int write_page(void *userdata, FILE *f)
     http_listener_get_stats(d->metrics_http, &hs);
     gauge(f, "offcpud_metrics_scrapes_total", "Scrapes answered.", "counter", hs.requests);
     gauge(f, "offcpud_metrics_refused_total",
-          "Metrics requests refused: malformed, another method or path, too large, too many.",
-          "counter", hs.refused + hs.refused_max_clients);
+          "Metrics requests refused: malformed, another method or path, too large, too many "
+          "connections (refused, or closed for another's).",
+          "counter",
+          hs.refused + hs.conns.refused_max_clients + hs.conns.refused_max_per_peer +
+              hs.conns.shed);
     return ferror(f) ? -EIO : 0;
 }
 
@@ -91,8 +94,6 @@ int metrics_endpoint_start(struct daemon *d)
 
     if (!*d->cfg.metrics_listen)
         return 0;
-    d->metrics_limits = (struct http_limits){.max_clients = d->cfg.max_clients,
-                                             .idle_timeout_ns = d->cfg.idle_timeout_ns};
     r = http_listener_new(d->epfd, d->cfg.metrics_listen, "/metrics", write_page, d,
                           &d->metrics_limits, &d->metrics_http);
     if (r < 0)

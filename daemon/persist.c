@@ -38,6 +38,9 @@ int ring_save(const struct ring *r, const struct metrics *m, uint64_t journal_ge
     struct header h = {.version = VERSION, .bom = BYTE_ORDER_MARK};
     struct codec_writer w = {.f = f, .hashed = true, .hash = FNV1A_INIT};
 
+    /* stdio keeps the cause of a failed write in errno only: a full disk
+     * must be reported as one, never as a vague I/O error */
+    errno = 0;
     memcpy(h.magic, MAGIC, sizeof(h.magic));
     h.nstrings = r->intern.strings.count;
     h.nstacks = r->intern.stacks.count;
@@ -54,7 +57,9 @@ int ring_save(const struct ring *r, const struct metrics *m, uint64_t journal_ge
         codec_put_snapshot(&w, r->snaps[i]);
     metrics_put(&w, m);
     fwrite(&w.hash, sizeof(w.hash), 1, f);
-    return fflush(f) != 0 || ferror(f) ? -EIO : 0;
+    if (fflush(f) != 0 || ferror(f))
+        return errno > 0 ? -errno : -EIO;
+    return 0;
 }
 
 int ring_load(struct ring *r, struct metrics *m, const unsigned char *buf, size_t len,

@@ -7,11 +7,9 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/timerfd.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "conn_table.h"
 #include "event.h"
 #include "log.h"
 #include "macro.h"
@@ -22,15 +20,11 @@
  * connection and lose it); but not forever. */
 #define DISCARD_LIMIT (16u << 20)
 
-/* Connections root may open beyond max-clients: a flood of others' clients
- * must not lock out the on-call engineer. */
-#define ROOT_RESERVE 8
-
 /* Methods one server may have bound. */
 #define METHODS_MAX 32
 
-struct conn {
-    struct event_source src;
+struct vl_conn {
+    struct conn conn;
     struct vl_server *srv;
     struct peer peer;
     struct vl_input in;
@@ -40,10 +34,8 @@ struct conn {
     bool discarding;  /* after an oversized request: error sent, input thrown away */
     bool shut;        /* our side of the stream is shut down */
     size_t discarded;
-    int64_t active_ns; /* CLOCK_MONOTONIC of the last request answered or output written */
-    struct conn *prev, *next;
     bool waiting; /* a complete request waits for its turn: in the server's waiting list */
-    struct conn *wait_prev, *wait_next;
+    struct vl_conn *wait_prev, *wait_next;
 };
 
 struct bound_method {
@@ -52,43 +44,18 @@ struct bound_method {
 };
 
 struct vl_server {
-    struct event_source listener;
-    struct event_source idle_timer; /* one for all connections */
-    struct event_source turn;       /* readable while requests wait for their turn */
+    struct conn_table conns;
+    struct event_source turn; /* readable while requests wait for their turn */
     bool turn_signalled;
-    struct conn *wait_head, *wait_tail; /* connections in the order they became ready */
-    int epfd;
+    struct vl_conn *wait_head, *wait_tail; /* connections in the order they became ready */
     const struct vl_server_limits *limits;
     const struct access_policy *policy;
     struct bound_method methods[METHODS_MAX];
     size_t nmethods;
-    struct conn *conns;
-    size_t nconns;
     struct vl_server_stats stats;
 };
 
-static void waiting_remove(struct conn *c);
-
-static void conn_free(struct conn *c)
-{
-    struct vl_server *s = c->srv;
-
-    waiting_remove(c);
-    epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->src.fd, NULL);
-    close(c->src.fd);
-    vl_input_done(&c->in);
-    vl_output_done(&c->out);
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        s->conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
-    s->nconns--;
-    free(c);
-}
-
-static void queue(struct conn *c, json_t *msg)
+static void queue(struct vl_conn *c, json_t *msg)
 {
     int r;
 
@@ -111,7 +78,7 @@ static void queue(struct conn *c, json_t *msg)
 }
 
 /* Answer the next buffered request. */
-static void serve_one(struct conn *c)
+static void serve_one(struct vl_conn *c)
 {
     char reason[256];
     json_t *msg = NULL, *reply;
@@ -121,7 +88,7 @@ static void serve_one(struct conn *c)
     if (r == 0)
         return;
     c->srv->stats.requests++;
-    c->active_ns = clock_ns(CLOCK_MONOTONIC);
+    conn_active(&c->conn);
     if (r < 0) {
         reply = vl_error_new("io.offcpud.InvalidRequest", json_pack("{s:s}", "reason", reason));
     } else {
@@ -135,16 +102,16 @@ static void serve_one(struct conn *c)
         json_decref(reply);
     else
         queue(c, reply);
-    vl_output_flush(&c->out, c->src.fd);
+    vl_output_flush(&c->out, c->conn.src.fd);
 }
 
 /* Read until a request is complete (it then waits for its turn, and nothing
  * more is read: a client's pipelined requests wait in its own socket), the
  * socket is drained, or the stream ends. */
-static void read_input(struct conn *c)
+static void read_input(struct vl_conn *c)
 {
     while (!vl_input_complete(&c->in)) {
-        ssize_t n = vl_input_read(&c->in, c->src.fd);
+        ssize_t n = vl_input_read(&c->in, c->conn.src.fd);
 
         if (n > 0)
             continue;
@@ -155,7 +122,7 @@ static void read_input(struct conn *c)
             c->srv->stats.request_errors++;
             queue(c, vl_error_new("io.offcpud.RequestTooLarge",
                                   json_pack("{s:I}", "limit", (json_int_t)c->in.limit)));
-            vl_output_flush(&c->out, c->src.fd);
+            vl_output_flush(&c->out, c->conn.src.fd);
             c->in.len = 0;
             c->discarding = true;
             return;
@@ -166,12 +133,12 @@ static void read_input(struct conn *c)
     }
 }
 
-static void discard_input(struct conn *c)
+static void discard_input(struct vl_conn *c)
 {
     char buf[65536];
 
     for (;;) {
-        ssize_t n = read(c->src.fd, buf, sizeof(buf));
+        ssize_t n = read(c->conn.src.fd, buf, sizeof(buf));
 
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             return;
@@ -190,7 +157,7 @@ static void turn_signal(struct vl_server *s)
         s->turn_signalled = true;
 }
 
-static void waiting_add(struct conn *c)
+static void waiting_add(struct vl_conn *c)
 {
     struct vl_server *s = c->srv;
 
@@ -207,7 +174,7 @@ static void waiting_add(struct conn *c)
     turn_signal(s);
 }
 
-static void waiting_remove(struct conn *c)
+static void waiting_remove(struct vl_conn *c)
 {
     struct vl_server *s = c->srv;
 
@@ -228,16 +195,22 @@ static void waiting_remove(struct conn *c)
  * waits for its turn; output waits for the socket (a client that does not
  * read its replies is not served more); otherwise more input. Returns
  * -ECONNRESET when c is done with. */
-static int conn_settle(struct conn *c)
+static int conn_settle(struct vl_conn *c)
 {
-    bool ready = !c->closing && !c->discarding && !vl_output_pending(&c->out) &&
-                 vl_input_complete(&c->in);
+    bool ready =
+        !c->closing && !c->discarding && !vl_output_pending(&c->out) && vl_input_complete(&c->in);
     uint32_t want;
 
     if (ready)
         waiting_add(c);
     else
         waiting_remove(c);
+    /* the deadline runs while a request is being read: from its first byte
+     * (or from when the replies before it were taken) until it is whole */
+    if (c->in.len == 0 || c->discarding || vl_output_pending(&c->out) || vl_input_complete(&c->in))
+        conn_request_end(&c->conn);
+    else
+        conn_request_begin(&c->conn);
     if (vl_output_pending(&c->out)) {
         want = EPOLLOUT | (c->discarding ? EPOLLIN : 0);
     } else if (c->closing) {
@@ -245,7 +218,7 @@ static int conn_settle(struct conn *c)
     } else if (c->discarding) {
         /* the error is out: end of stream for the client, then wait for its close */
         if (!c->shut)
-            shutdown(c->src.fd, SHUT_WR);
+            shutdown(c->conn.src.fd, SHUT_WR);
         c->shut = true;
         want = EPOLLIN;
     } else {
@@ -254,35 +227,35 @@ static int conn_settle(struct conn *c)
     if (want == c->watched)
         return 0;
     c->watched = want;
-    return event_watch(c->srv->epfd, EPOLL_CTL_MOD, &c->src, want);
+    return event_watch(c->srv->conns.epfd, EPOLL_CTL_MOD, &c->conn.src, want);
 }
 
 static void on_conn(struct event_source *src, uint32_t events)
 {
-    struct conn *c = (struct conn *)src;
+    struct vl_conn *c = container_of(src, struct vl_conn, conn.src);
     int r;
 
     if (events & EPOLLERR) {
-        conn_free(c);
+        conn_close(&c->conn);
         return;
     }
     if (events & EPOLLOUT) {
         size_t start = c->out.start, len = c->out.len;
 
-        r = vl_output_flush(&c->out, c->src.fd);
+        r = vl_output_flush(&c->out, c->conn.src.fd);
         if (r < 0 && r != -EAGAIN) {
-            conn_free(c);
+            conn_close(&c->conn);
             return;
         }
         if (c->out.start != start || c->out.len != len)
-            c->active_ns = clock_ns(CLOCK_MONOTONIC);
+            conn_active(&c->conn);
     }
     if ((events & (EPOLLIN | EPOLLHUP)) && c->discarding)
         discard_input(c);
     else if ((events & (EPOLLIN | EPOLLHUP)) && !vl_output_pending(&c->out) && !c->closing)
         read_input(c);
     if (conn_settle(c) < 0)
-        conn_free(c);
+        conn_close(&c->conn);
 }
 
 /*
@@ -294,7 +267,7 @@ static void on_conn(struct event_source *src, uint32_t events)
 static void on_turn(struct event_source *src, uint32_t events)
 {
     struct vl_server *s = container_of(src, struct vl_server, turn);
-    struct conn *c, *next, *last = s->wait_tail;
+    struct vl_conn *c, *next, *last = s->wait_tail;
     uid_t served[64];
     size_t nserved = 0;
     uint64_t n;
@@ -314,7 +287,7 @@ static void on_turn(struct event_source *src, uint32_t events)
             waiting_remove(c);
             serve_one(c);
             if (conn_settle(c) < 0)
-                conn_free(c);
+                conn_close(&c->conn);
         }
         if (done)
             break;
@@ -323,170 +296,104 @@ static void on_turn(struct event_source *src, uint32_t events)
         turn_signal(s);
 }
 
-static size_t clients_of(const struct vl_server *s, uid_t uid)
+static void conn_closed(struct conn *conn)
 {
-    size_t n = 0;
-
-    for (const struct conn *c = s->conns; c; c = c->next)
-        n += c->peer.uid == uid;
-    return n;
+    waiting_remove(container_of(conn, struct vl_conn, conn));
 }
 
-/* The limit a new connection of peer would pass, or NULL. */
-static const char *limit_reached(struct vl_server *s, const struct peer *p)
+static void conn_release(struct conn *conn)
 {
-    const struct vl_server_limits *cfg = s->limits;
+    struct vl_conn *c = container_of(conn, struct vl_conn, conn);
 
-    if (s->nconns >= cfg->max_clients + (p->uid == 0 ? ROOT_RESERVE : 0)) {
-        s->stats.refused_max_clients++;
-        return "max-clients";
-    }
-    if (p->uid != 0 && clients_of(s, p->uid) >= cfg->max_clients_per_uid) {
-        s->stats.refused_max_clients_per_uid++;
-        return "max-clients-per-uid";
-    }
-    return NULL;
+    vl_input_done(&c->in);
+    vl_output_done(&c->out);
+    free(c);
 }
 
-/* Tell the refused client why, if its socket takes it at once; then close. */
-static void refuse(struct vl_server *s, int fd, const struct peer *p, const char *limit)
+static struct conn *conn_open(void *owner, int fd)
 {
-    uint64_t n = s->stats.refused_max_clients + s->stats.refused_max_clients_per_uid;
+    struct vl_server *s = owner;
+    struct vl_conn *c = calloc(1, sizeof(*c));
+
+    if (!c)
+        return NULL;
+    if (peer_of(fd, &c->peer) < 0) {
+        free(c);
+        return NULL;
+    }
+    c->conn.src = (struct event_source){.fd = fd, .dispatch = on_conn};
+    c->conn.peer = c->peer.uid;
+    c->conn.exempt = c->peer.uid == 0;
+    c->srv = s;
+    c->watched = EPOLLIN;
+    vl_input_init(&c->in, s->limits->request_limit);
+    vl_output_init(&c->out, s->limits->output_limit);
+    return &c->conn;
+}
+
+/* Tell the client why, if its socket takes it at once (and no reply is
+ * half written: the error must not land inside it). */
+static void conn_refuse(struct conn *conn, enum conn_refusal why, bool shed)
+{
+    struct vl_conn *c = container_of(conn, struct vl_conn, conn);
+    const struct conn_stats *st = &c->srv->conns.stats;
+    const char *limit = why == CONN_MAX_CLIENTS ? "max-clients" : "max-clients-per-uid";
+    uint64_t n = shed ? st->shed : st->refused_max_clients + st->refused_max_per_peer;
     json_t *err = vl_error_new("io.offcpud.TooManyConnections", json_pack("{s:s}", "limit", limit));
     char *text = json_dumps(err, JSON_COMPACT);
 
     /* 1st, 2nd, 4th, 8th...: a flood of clients does not flood the log */
-    if ((n & (n - 1)) == 0)
+    if ((n & (n - 1)) == 0 && shed)
+        log_notice("closed a connection of uid %u (pid %d) for another's: %s reached (%" PRIu64
+                   " closed)",
+                   c->peer.uid, c->peer.pid, limit, n);
+    else if ((n & (n - 1)) == 0)
         log_notice("refused a connection of uid %u (pid %d): %s reached (%" PRIu64 " refused)",
-                   p->uid, p->pid, limit, n);
-    if (text)
-        send(fd, text, strlen(text) + 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+                   c->peer.uid, c->peer.pid, limit, n);
+    if (text && !vl_output_pending(&c->out))
+        send(c->conn.src.fd, text, strlen(text) + 1, MSG_DONTWAIT | MSG_NOSIGNAL);
     free(text);
     json_decref(err);
-    close(fd);
 }
 
-static void on_listener(struct event_source *src, uint32_t events)
-{
-    struct vl_server *s = (struct vl_server *)src;
+static const struct conn_table_ops vl_conn_ops = {
+    .open = conn_open,
+    .closed = conn_closed,
+    .free = conn_release,
+    .refuse = conn_refuse,
+};
 
-    for (;;) {
-        int fd = accept4(s->listener.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        const char *limit;
-        struct peer peer;
-        struct conn *c;
-
-        if (fd < 0) {
-            if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-                log_warning("accept: %s", strerror(errno));
-            return;
-        }
-        if (peer_of(fd, &peer) < 0) {
-            close(fd);
-            continue;
-        }
-        limit = limit_reached(s, &peer);
-        if (limit) {
-            refuse(s, fd, &peer, limit);
-            continue;
-        }
-        c = calloc(1, sizeof(*c));
-        if (!c) {
-            close(fd);
-            continue;
-        }
-        c->peer = peer;
-        c->active_ns = clock_ns(CLOCK_MONOTONIC);
-        c->src = (struct event_source){.fd = fd, .dispatch = on_conn};
-        c->srv = s;
-        c->watched = EPOLLIN;
-        vl_input_init(&c->in, s->limits->request_limit);
-        vl_output_init(&c->out, s->limits->output_limit);
-        if (event_watch(s->epfd, EPOLL_CTL_ADD, &c->src, EPOLLIN) < 0) {
-            vl_input_done(&c->in);
-            vl_output_done(&c->out);
-            free(c);
-            close(fd);
-            continue;
-        }
-        c->next = s->conns;
-        if (s->conns)
-            s->conns->prev = c;
-        s->conns = c;
-        s->nconns++;
-    }
-}
-
-/* Connections with neither a request answered nor output taken for
- * idle-timeout go: an idle client, a client that stopped reading, or one
- * that sends a request a byte at a time. */
-static void on_idle_timer(struct event_source *src, uint32_t events)
-{
-    struct vl_server *s = container_of(src, struct vl_server, idle_timer);
-    int64_t deadline = clock_ns(CLOCK_MONOTONIC) - (int64_t)s->limits->idle_timeout_ns;
-    uint64_t expirations;
-    struct conn *next;
-
-    if (read(src->fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
-        log_warning("idle timer: %s", strerror(errno));
-    for (struct conn *c = s->conns; c; c = next) {
-        next = c->next;
-        if (c->active_ns < deadline) {
-            s->stats.idle_closed++;
-            conn_free(c);
-        }
-    }
-}
-
-/* Checked four times per idle-timeout, at most once a second. */
 int vl_server_limits_changed(struct vl_server *s)
 {
-    uint64_t period = s->limits->idle_timeout_ns / 4;
-    struct itimerspec its;
-
-    if (s->idle_timer.fd < 0)
-        return 0;
-    if (period > NSEC_PER_SEC)
-        period = NSEC_PER_SEC;
-    its.it_interval = (struct timespec){period / NSEC_PER_SEC, period % NSEC_PER_SEC};
-    its.it_value = its.it_interval;
-    return timerfd_settime(s->idle_timer.fd, 0, &its, NULL) < 0 ? -errno : 0;
+    return conn_table_limits_changed(&s->conns);
 }
 
 void vl_server_get_stats(const struct vl_server *s, struct vl_server_stats *ret)
 {
     *ret = s->stats;
+    ret->conns = s->conns.stats;
 }
 
 size_t vl_server_clients(const struct vl_server *s)
 {
-    return s->nconns;
+    return s->conns.n;
 }
 
 int vl_server_new(int epfd, int listen_fd, const struct vl_server_limits *limits,
                   const struct access_policy *policy, struct vl_server **ret)
 {
     struct vl_server *s = calloc(1, sizeof(*s));
-    int r = 0;
+    int r;
 
     if (!s)
         return -ENOMEM;
-    s->epfd = epfd;
     s->limits = limits;
     s->policy = policy;
-    s->listener = (struct event_source){.fd = listen_fd, .dispatch = on_listener};
-    s->idle_timer = (struct event_source){.fd = -1, .dispatch = on_idle_timer};
     s->turn = (struct event_source){.fd = -1, .dispatch = on_turn};
-    if (listen_fd >= 0) {
-        s->idle_timer.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    r = conn_table_init(&s->conns, epfd, listen_fd, &limits->conns, &vl_conn_ops, s);
+    if (r == 0 && listen_fd >= 0) {
         s->turn.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-        r = s->idle_timer.fd < 0 || s->turn.fd < 0 ? -errno : vl_server_limits_changed(s);
-        if (r == 0)
-            r = event_watch(epfd, EPOLL_CTL_ADD, &s->listener, EPOLLIN);
-        if (r == 0)
-            r = event_watch(epfd, EPOLL_CTL_ADD, &s->idle_timer, EPOLLIN);
-        if (r == 0)
-            r = event_watch(epfd, EPOLL_CTL_ADD, &s->turn, EPOLLIN);
+        r = s->turn.fd < 0 ? -errno : event_watch(epfd, EPOLL_CTL_ADD, &s->turn, EPOLLIN);
     }
     if (r < 0) {
         vl_server_free(s);
@@ -500,12 +407,7 @@ struct vl_server *vl_server_free(struct vl_server *s)
 {
     if (!s)
         return NULL;
-    while (s->conns)
-        conn_free(s->conns);
-    if (s->listener.fd >= 0)
-        epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->listener.fd, NULL);
-    if (s->idle_timer.fd >= 0)
-        close(s->idle_timer.fd);
+    conn_table_done(&s->conns);
     if (s->turn.fd >= 0)
         close(s->turn.fd);
     free(s);

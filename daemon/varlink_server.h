@@ -4,7 +4,8 @@
  * NUL-framed requests, checks each against the method bound to its name
  * (parameters, the caller's access), calls it, and queues the reply, never
  * blocking on a slow client. Every resource a client controls is limited:
- * connections (overall and per uid), request size, queued output, idle time.
+ * connections (overall and per uid: conn_table.h), request size and time,
+ * queued output, idle time.
  * It knows nothing of what the methods do.
  */
 #ifndef VARLINK_SERVER_H
@@ -16,6 +17,7 @@
 #include <stdint.h>
 
 #include "access.h"
+#include "conn_table.h"
 #include "peer.h"
 
 struct vl_server;
@@ -41,21 +43,21 @@ struct vl_method {
     vl_method_fn call;
 };
 
+/* Connections root may open beyond max-clients (exempt_reserve): a flood
+ * of others' clients must not lock out the on-call engineer. */
+#define VL_ROOT_RESERVE 8
+
 struct vl_server_limits {
-    uint32_t max_clients;
-    uint32_t max_clients_per_uid; /* root exempt */
-    uint64_t idle_timeout_ns;
-    uint32_t request_limit; /* bytes of one request */
-    uint64_t output_limit;  /* bytes queued for one client */
+    struct conn_limits conns; /* the per-peer cap per uid; root is exempt */
+    uint32_t request_limit;   /* bytes of one request */
+    uint64_t output_limit;    /* bytes queued for one client */
 };
 
 struct vl_server_stats {
     uint64_t requests;
-    uint64_t request_errors; /* every error answered, whichever layer found it */
-    uint64_t refused_max_clients;
-    uint64_t refused_max_clients_per_uid;
-    uint64_t idle_closed;     /* connections closed after idle-timeout */
+    uint64_t request_errors;  /* every error answered, whichever layer found it */
     uint64_t reply_too_large; /* replies over a client's output limit */
+    struct conn_stats conns;
 };
 
 /* Serve listen_fd (not owned) from the epoll loop epfd. listen_fd and epfd
@@ -72,7 +74,7 @@ int vl_server_bind(struct vl_server *s, const struct vl_method *methods, size_t 
  * when the caller asked for no reply. Returns a new reference. */
 json_t *vl_server_call(struct vl_server *s, const struct peer *peer, json_t *msg, bool *oneway);
 
-/* After the limits changed: the idle timer's period. */
+/* After the limits changed. */
 int vl_server_limits_changed(struct vl_server *s);
 
 size_t vl_server_clients(const struct vl_server *s);

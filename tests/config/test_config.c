@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "config.h"
+#include "macro.h"
 #include "protocol.h"
 
 static int load(struct config *c, const char *text)
@@ -45,6 +46,13 @@ int main(void)
           why);
     CHECK(config_set(&c, "memory-limit", "12X", &why) == -EINVAL, "bad size refused");
     CHECK(config_set(&c, "socket", "relative.sock", &why) == -EINVAL, "relative socket refused");
+    CHECK(c.request_timeout_ns == 5 * NSEC_PER_SEC && c.max_clients_per_address == 16,
+          "listener defaults: request-timeout 5s, max-clients-per-address 16");
+    CHECK(load(&c, "request-timeout = 2s\nmax-clients-per-address = 4\n") == 0 &&
+              c.request_timeout_ns == 2 * NSEC_PER_SEC && c.max_clients_per_address == 4,
+          "listener limits taken");
+    CHECK(config_set(&c, "request-timeout", "10ms", &why) == -EINVAL && why,
+          "request-timeout below 100ms: %s", why);
     setenv("OFFCPUD_SOCKET", "/tmp/env.sock", 1);
     config_defaults(&c);
     CHECK(strcmp(c.socket_path, "/tmp/env.sock") == 0, "OFFCPUD_SOCKET sets the default");

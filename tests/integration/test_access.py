@@ -306,3 +306,46 @@ def test_member_sees_own_stuck_tasks_only(group_daemon, paranoid):
     finally:
         for p in procs:
             p.wait(timeout=30)
+
+
+# Run as a member: open N connections, each answered once (so each is in), print
+# "held", and keep them until stdin closes.
+HOLD = """
+import json, socket, sys
+held = []
+for _ in range(int(sys.argv[2])):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    s.sendall(b'{"method":"org.varlink.service.GetInfo"}\\0')
+    data = b""
+    while not data.endswith(b"\\0"):
+        data += s.recv(65536) or sys.exit("closed")
+    assert "parameters" in json.loads(data[:-1]), data
+    held.append(s)
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_member_at_cap_does_not_keep_another_out(users, reachable_daemon_factory):
+    """One member holds all of max-clients (its per-uid cap allows it): another member's
+    offcpuctl status still works, in the place of one of the first member's idle
+    connections; the first member keeps the rest."""
+    d = reachable_daemon_factory("--socket-group", GROUP,
+                                 config="max-clients = 6\nmax-clients-per-uid = 6\n")
+    hog = subprocess.Popen(["setpriv", f"--reuid={MEMBER}", f"--regid={MEMBER}",
+                            "--init-groups", sys.executable, "-c", HOLD, d.sock, "6"],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert hog.stdout.readline().strip() == "held"
+        res = as_user(OTHER, OFFCPUCTL, "--socket", d.sock, "status")
+        assert res.returncode == 0 and "pid" in res.stdout, res.stderr
+        st = json.loads(as_user(OTHER, OFFCPUCTL, "--socket", d.sock, "--json",
+                                "status").stdout)
+        # the first status took a place; the second the one it left
+        assert st["connections_shed"] == 1 and st["refused_max_clients"] == 0, st
+        assert st["clients"] == 6, st
+        assert "closed a connection of uid" in d.read_log()
+    finally:
+        hog.stdin.close()
+        hog.wait(timeout=30)

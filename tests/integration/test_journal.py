@@ -3,6 +3,7 @@ under load the next instance has back every snapshot older than two intervals be
 kill, byte for byte; a torn tail is cut, not fatal; and the Prometheus counters never go
 back across a restart."""
 import contextlib
+import errno
 import re
 import socket
 import subprocess
@@ -11,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from conftest import SANITIZER_MARKS, WORKLOADS, Daemon, at
+from conftest import SANITIZER_MARKS, WORKLOADS, Daemon, at, run_workload
 
 # long enough that a drain delayed by a busy machine still ends in time
 INTERVAL = 1.0
@@ -184,3 +185,37 @@ def test_metrics_counters_never_go_back_across_a_restart(tmp_path, how):
         assert not back, back
     finally:
         second.stop()
+
+
+def test_full_disk_named_as_such_and_daemon_serves_on(tmp_path):
+    """A state directory on a full file system: the log names the cause (ENOSPC, not
+    "Input/output error") and the file; the daemon keeps serving, counting the failures."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", str(mnt)],
+                   check=True)
+    state = mnt / "state"
+    d = None
+    try:
+        d = Daemon(tmp_path, "--interval", "100ms", "--state-directory", str(state))
+        run_workload("short_lived")  # something for the ring file to hold
+        with open(mnt / "filler", "wb", buffering=0) as f:  # the rest of the file system
+            try:
+                while True:
+                    f.write(b"\0" * 4096)
+            except OSError as e:
+                assert e.errno == errno.ENOSPC, e
+        time.sleep(1)  # journal appends now fail
+        st = d.call("io.offcpud.Status")["parameters"]
+        assert st["pid"] == d.proc.pid and st["journal_errors"] >= 1, st
+        assert st["drains"] > 0 and d.dump_json("--since", "5s")["stacks"]
+        d.stop()
+        log = (tmp_path / "offcpud.log").read_text()
+        assert "Input/output error" not in log, log
+        assert f"writing {state}/journal.v1: No space left on device" in log, log
+        assert f"saving the ring to {state}/ring.v1: No space left on device" in log, log
+    finally:
+        if d and d.proc.poll() is None:
+            d.proc.kill()
+            d.proc.wait()
+        subprocess.run(["umount", str(mnt)], check=True)

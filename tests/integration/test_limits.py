@@ -2,6 +2,7 @@
 root), idle time, stalled readers, pipelined requests; and SIGTERM under load."""
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -225,3 +226,32 @@ def test_flood_of_pipelined_dumps_takes_turns(start_daemon):
     drains = after["drains"] - before["drains"]
     # the timer's drains plus at most one per interval for the queries
     assert drains <= 2 * elapsed + 3, f"{drains} drains in {elapsed:.1f}s"
+
+
+def test_trickled_request_cut_at_deadline(open_daemon):
+    """A request sent a byte every 0.3 s (each byte is progress to an idle timer) is cut
+    when request-timeout (default 5s) has passed since its first byte."""
+    d = open_daemon("")
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(d.sock)
+    request = json.dumps({"method": "io.offcpud.Status"}).encode()
+    t0 = time.monotonic()
+    cut = None
+    for i in range(60):
+        try:
+            s.send(request[i % len(request):][:1])
+        except OSError:
+            cut = time.monotonic() - t0
+            break
+        ready, _, _ = select.select([s], [], [], 0.3)
+        if ready and s.recv(1) == b"":
+            cut = time.monotonic() - t0
+            break
+    s.close()
+    assert cut is not None, "a trickled request was never cut"
+    print(f"cut after {cut:.2f}s")
+    # the timer checks twice a second; a loaded machine can delay the loop (and the
+    # 60s idle timeout, which would cut it otherwise, is far off)
+    assert 4.5 <= cut <= 9, cut
+    st = status(d)
+    assert st["request_timeouts"] == 1 and st["idle_closed"] == 0, st

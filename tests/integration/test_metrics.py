@@ -5,6 +5,7 @@ import json
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.parse
@@ -184,3 +185,76 @@ def test_bad_http_clients_harm_nothing(tmp_path):
         assert int(refused[0].split()[1]) >= 4 + 500 - 64, refused
     finally:
         d.stop()
+
+
+# Run as nobody: N connections to 127.0.0.1:PORT, from one source address or each from
+# its own (127.0.1.x), each sending its request a byte a second, never finishing it;
+# one that is closed is opened again at the next second, as an attacker would. Runs
+# SECONDS; prints how many were opened again.
+SLOW_CLIENTS = """
+import select, socket, sys, time
+port, n, spread, seconds = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "spread", float(sys.argv[4])
+head = b"GET /metrics HTTP/1.1\\r\\nX-Slow: " + b"a" * 100000
+def connect(i):
+    s = socket.socket()
+    if spread:
+        s.bind((f"127.0.1.{i + 1}", 0))
+    s.connect(("127.0.0.1", port))
+    return [s, 0]
+conns = [connect(i) for i in range(n)]
+reopened = 0
+end = time.monotonic() + seconds
+while time.monotonic() < end:
+    for i, c in enumerate(conns):
+        if c[0] is None:
+            conns[i] = c = connect(i)
+            reopened += 1
+        try:
+            c[0].send(head[c[1]:c[1] + 1], socket.MSG_DONTWAIT)
+            c[1] += 1
+        except OSError:
+            pass
+    tick = time.monotonic() + 1
+    while (left := tick - time.monotonic()) > 0:
+        ready, _, _ = select.select([c[0] for c in conns if c[0]], [], [], left)
+        for c in conns:
+            if c[0] in ready:
+                try:
+                    c[0].recv(4096)
+                except OSError:
+                    pass
+                c[0].close()
+                c[0] = None
+print(reopened)
+"""
+
+
+@pytest.mark.parametrize("sources", ["one", "spread"])
+def test_slow_clients_do_not_blind_the_scrape(metrics_daemon, sources):
+    """200 clients sending their requests a byte a second (each byte would reset an idle
+    timer), from one address or from 200: a scrape still answers within a second."""
+    attack = subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                               sys.executable, "-c", SLOW_CLIENTS, str(metrics_daemon.port),
+                               "200", sources, "12"], stdout=subprocess.PIPE, text=True)
+    try:
+        time.sleep(2)  # every slot taken
+        took = []
+        for _ in range(14):  # across request-timeout (5s): the slots are taken again
+            t0 = time.monotonic()
+            try:
+                assert get(metrics_daemon.metrics_url, timeout=5).startswith("# HELP")
+                took.append(time.monotonic() - t0)
+            except OSError as e:
+                took.append(float("inf"))
+                print(f"scrape failed: {e!r}")
+            time.sleep(0.5)
+        reopened = int(attack.communicate(timeout=30)[0])
+    finally:
+        attack.kill()
+        attack.wait()
+    st = metrics_daemon.call("io.offcpud.Status")["parameters"]
+    print(f"scrapes took {min(took) * 1000:.1f} to {max(took) * 1000:.1f} ms; "
+          f"{reopened} slow connections reopened; status: "
+          + ", ".join(f"{k} {v}" for k, v in st.items() if k.startswith("metrics_")))
+    assert max(took) < 1.0, took
+    assert st["metrics_request_timeouts"] + st["metrics_connections_shed"] > 0, st
