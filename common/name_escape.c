@@ -106,6 +106,40 @@ char *name_escape(const char *s, unsigned flags)
     return text;
 }
 
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+size_t name_unescape(char *s)
+{
+    char *const start = s;
+    char *out = s;
+
+    while (*s) {
+        int hi = s[0] == '\\' && s[1] == 'x' ? hex_digit(s[2]) : -1;
+        int lo = hi >= 0 ? hex_digit(s[3]) : -1;
+
+        if (lo >= 0 && (hi | lo)) {
+            *out++ = (char)(hi << 4 | lo);
+            s += 4;
+        } else if (s[0] == '\\' && s[1] == '\\') {
+            *out++ = '\\';
+            s += 2;
+        } else {
+            *out++ = *s++;
+        }
+    }
+    *out = '\0';
+    return (size_t)(out - start);
+}
+
 json_t *name_json(const char *s)
 {
     _cleanup_free_ char *text = NULL;

@@ -31,4 +31,8 @@ char *name_escape(const char *s, unsigned flags);
 /* A JSON string of raw bytes s (NAME_ESCAPE_RAW); NULL: no memory. */
 json_t *name_json(const char *s);
 
+/* The bytes of a name as outputs show it, in place: "\xNN" a byte (but
+ * NUL), "\\" a backslash, anything else as it is. Returns the length. */
+size_t name_unescape(char *s);
+
 #endif

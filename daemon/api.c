@@ -169,11 +169,35 @@ static json_t *parse_window(json_t *params, int64_t now, struct query *q)
     return NULL;
 }
 
+/* A comm as replies show it (name_escape.h) to its bytes, kept in params:
+ * the name "\xNN" stands for may not be UTF-8. */
+static json_t *parse_comm(json_t *params, struct query *q)
+{
+    json_t *v = json_object_get(params, "comm");
+    _cleanup_free_ char *bytes = NULL;
+    size_t len;
+
+    if (!v || json_is_null(v))
+        return NULL;
+    if (!json_is_string(v))
+        return vl_invalid_parameter("comm");
+    bytes = strdup(json_string_value(v));
+    if (!bytes)
+        return vl_error_new("io.offcpud.InvalidRequest",
+                            json_pack("{s:s}", "reason", "out of memory"));
+    len = name_unescape(bytes);
+    if (json_string_setn_nocheck(v, bytes, len) < 0)
+        return vl_invalid_parameter("comm");
+    q->comm = json_string_value(v);
+    return NULL;
+}
+
 static json_t *parse_filters(struct daemon *d, json_t *params, struct query *q, char *cgroup,
                              size_t cgroup_size)
 {
     json_int_t v;
     const char *s;
+    json_t *err;
 
     if (!get_id(params, "pid", &q->pid))
         return vl_invalid_parameter("pid");
@@ -181,7 +205,8 @@ static json_t *parse_filters(struct daemon *d, json_t *params, struct query *q, 
         return vl_invalid_parameter("tid");
     q->min_total_ns = get_int(params, "min_total_ns", &v) && v > 0 ? (uint64_t)v : 0;
     q->histograms = json_is_true(json_object_get(params, "histograms"));
-    q->comm = json_string_value(json_object_get(params, "comm"));
+    if ((err = parse_comm(params, q)))
+        return err;
     s = json_string_value(json_object_get(params, "state"));
     if (s) {
         if (!protocol_state_valid(s))

@@ -15,37 +15,26 @@ static void expect(const char *what, const char *s, unsigned flags, const char *
     free(got);
 }
 
-/* The convention read back: "\xNN" a byte, "\\" a backslash. */
-static char *unescape(const char *t)
-{
-    char *out = malloc(strlen(t) + 1), *o = out;
-
-    while (out && *t) {
-        if (t[0] == '\\' && t[1] == 'x') {
-            *o++ = (char)strtoul((char[]){t[2], t[3], '\0'}, NULL, 16);
-            t += 4;
-        } else if (t[0] == '\\' && t[1] == '\\') {
-            *o++ = '\\';
-            t += 2;
-        } else {
-            *o++ = *t++;
-        }
-    }
-    if (out)
-        *o = '\0';
-    return out;
-}
-
 static void round_trip(const char *s)
 {
     char *raw = name_escape(s, NAME_ESCAPE_RAW);
     char *all = raw ? name_escape(raw, NAME_ESCAPE_CONTROL | NAME_ESCAPE_FOLDED) : NULL;
-    char *back = all ? unescape(all) : NULL;
+    char *back = all ? strdup(all) : NULL;
 
-    CHECK(back && strcmp(back, s) == 0, "'%s' reads back from '%s'", all ?: "", all ?: "");
+    CHECK(back && name_unescape(back) == strlen(s) && strcmp(back, s) == 0,
+          "'%s' reads back from '%s'", all ?: "", all ?: "");
     free(raw);
     free(all);
     free(back);
+}
+
+static void unescaped(const char *text, const char *want)
+{
+    char *s = strdup(text);
+
+    CHECK(s && name_unescape(s) == strlen(want) && strcmp(s, want) == 0, "'%s' reads as '%s'", text,
+          want);
+    free(s);
 }
 
 int main(void)
@@ -87,6 +76,14 @@ int main(void)
     round_trip("-");
     round_trip("--");
     round_trip("\\\\\xff\xc2\x9b;\n");
+
+    unescaped("plain", "plain");
+    unescaped("\\x1B\\x1b", "\x1b\x1b");
+    unescaped("a\\x0", "a\\x0");     /* too short: as it is */
+    unescaped("a\\xzz", "a\\xzz");   /* not hex */
+    unescaped("a\\x00b", "a\\x00b"); /* no NUL inside a name */
+    unescaped("a\\b\\", "a\\b\\");   /* a lone backslash stays */
+    unescaped("\\\\x41", "\\x41");
 
     v = name_json("\xc3\xa4\xc3\\");
     CHECK(v && strcmp(json_string_value(v), "\xc3\xa4\\xc3\\\\") == 0,
