@@ -8,16 +8,20 @@
 
 #include "duration.h"
 #include "macro.h"
+#include "name_escape.h"
 
-/* A frame must not break the line: ';' separates frames, a newline lines. */
+/* A frame must not break the line (';' separates frames, a newline lines),
+ * read as a separator ("-", "--"), nor reach a terminal's controls. */
 static void put_frame(FILE *f, const char *s)
 {
-    if (!strpbrk(s, ";\n\r")) {
-        fputs(s, f);
-        return;
-    }
-    for (; *s; s++)
-        fputc(*s == ';' ? ':' : (*s == '\n' || *s == '\r') ? ' ' : *s, f);
+    name_escape_put(f, s, NAME_ESCAPE_CONTROL | NAME_ESCAPE_FOLDED);
+}
+
+/* Text that names something (a cgroup, a file) as a line for a terminal. */
+static void put_line(FILE *f, const char *s)
+{
+    name_escape_put(f, s ?: "?", NAME_ESCAPE_CONTROL);
+    fputc('\n', f);
 }
 
 static void put_frames(FILE *f, const json_t *frames)
@@ -337,22 +341,26 @@ int render_status(FILE *f, const json_t *st)
             snprintf(buf, sizeof(buf), "%.3f%%", 100.0 * json_number_value(v));
         else
             snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
-        fprintf(f, "%-22s %s\n", rows[i].label, text);
+        fprintf(f, "%-22s ", rows[i].label);
+        put_line(f, text);
     }
     print_restored(f, json_object_get(st, "restored"));
     /* first after the figures of what runs: what does not */
     v = json_object_get(st, "missing");
-    for (size_t i = 0; i < json_array_size(v); i++)
-        fprintf(f, "%-22s %s\n", "missing", json_string_value(json_array_get(v, i)) ?: "?");
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        fprintf(f, "%-22s ", "missing");
+        put_line(f, json_string_value(json_array_get(v, i)));
+    }
     v = json_object_get(st, "top_cgroups");
     if (json_array_size(v))
         fprintf(f, "memory by cgroup:\n");
     for (size_t i = 0; i < json_array_size(v); i++) {
         json_t *c = json_array_get(v, i);
+        _cleanup_free_ char *cgroup = name_escape(
+            json_string_value(json_object_get(c, "cgroup")) ?: "?", NAME_ESCAPE_CONTROL);
 
         bytes_text(json_integer_value(json_object_get(c, "bytes")), buf, sizeof(buf));
-        fprintf(f, "  %-20s %s in %lld records\n",
-                json_string_value(json_object_get(c, "cgroup")) ?: "?", buf,
+        fprintf(f, "  %-20s %s in %lld records\n", cgroup ?: "?", buf,
                 (long long)json_integer_value(json_object_get(c, "records")));
     }
     fprintf(f, "collector:\n");

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "macro.h"
+#include "name_escape.h"
 #include "render.h"
 
 /* Generic waits under the function a task is waiting in: naming them would
@@ -36,10 +37,21 @@ static const char *waiting_in(const json_t *task)
     return json_string_value(json_array_get(user, json_array_size(user) - 1));
 }
 
+/* A name for a terminal: no control reaches it. */
+static void put_name(FILE *f, const char *s)
+{
+    name_escape_put(f, s ?: "?", NAME_ESCAPE_CONTROL);
+}
+
+/* One a line; a frame that is "-" must not read as the user/kernel line. */
 static void put_frames_leaf_first(FILE *f, const json_t *frames)
 {
-    for (size_t i = json_array_size(frames); i-- > 0;)
-        fprintf(f, "    %s\n", json_string_value(json_array_get(frames, i)) ?: "?");
+    for (size_t i = json_array_size(frames); i-- > 0;) {
+        fputs("    ", f);
+        name_escape_put(f, json_string_value(json_array_get(frames, i)) ?: "?",
+                        NAME_ESCAPE_CONTROL | NAME_ESCAPE_FOLDED);
+        fputc('\n', f);
+    }
 }
 
 int render_stuck(FILE *f, const json_t *reply)
@@ -56,12 +68,17 @@ int render_stuck(FILE *f, const json_t *reply)
 
         render_ns(json_integer_value(json_object_get(t, "blocked_ns")), blocked, sizeof(blocked));
         render_time(json_integer_value(json_object_get(t, "since_ns")), since, sizeof(since));
-        fprintf(f, "%s (pid %lld, tid %lld) has been in %s for %s, since %s%s%s\n",
-                json_string_value(json_object_get(t, "comm")) ?: "?",
+        put_name(f, json_string_value(json_object_get(t, "comm")));
+        fprintf(f, " (pid %lld, tid %lld) has been in ",
                 (long long)json_integer_value(json_object_get(t, "pid")),
-                (long long)json_integer_value(json_object_get(t, "tid")),
-                json_string_value(json_object_get(t, "state")) ?: "?", blocked, since,
-                in ? ", in " : "", in ?: "");
+                (long long)json_integer_value(json_object_get(t, "tid")));
+        put_name(f, json_string_value(json_object_get(t, "state")));
+        fprintf(f, " for %s, since %s", blocked, since);
+        if (in) {
+            fputs(", in ", f);
+            put_name(f, in);
+        }
+        fputc('\n', f);
         put_frames_leaf_first(f, json_object_get(t, "kernel"));
         if (json_array_size(user)) {
             fputs("    -\n", f);

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "duration.h"
 #include "macro.h"
+#include "name_escape.h"
 #include "protocol.h"
 
 /* "1763860000.123456789" to ns, exactly: a double would be off by hundreds of
@@ -86,6 +87,17 @@ static int parse_unit(const char *arg, json_t *params)
     return EXIT_OK;
 }
 
+/* A name as the outputs show it; bytes typed that are not UTF-8 escaped
+ * (name_escape.h), as the daemon reads them back. */
+static int parse_comm(const char *arg, json_t *params)
+{
+    _cleanup_free_ char *text = name_escape(arg, 0);
+
+    if (!text || json_object_set_new(params, "comm", json_string(text)) < 0)
+        return fail("out of memory");
+    return EXIT_OK;
+}
+
 int selection_option(int c, const char *arg, json_t *params)
 {
     switch (c) {
@@ -94,13 +106,14 @@ int selection_option(int c, const char *arg, json_t *params)
     case 't':
         return parse_id("--tid", arg, params, "tid");
     case 'c':
-        json_object_set_new(params, "cgroup", json_string(arg));
+        /* a path: what is not UTF-8 could not be sent, and must not be dropped */
+        if (json_object_set_new(params, "cgroup", json_string(arg)) < 0)
+            return usage_error("invalid --cgroup (a path in UTF-8)");
         return EXIT_OK;
     case 'u':
         return parse_unit(arg, params);
     case 'n':
-        json_object_set_new(params, "comm", json_string(arg));
-        return EXIT_OK;
+        return parse_comm(arg, params);
     case 's':
         if (!protocol_state_valid(arg))
             return usage_error("invalid --state '%s' (one of %s)", arg, PROTOCOL_STATES);

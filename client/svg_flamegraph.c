@@ -3,9 +3,12 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "flame_layout.h"
+#include "macro.h"
+#include "name_escape.h"
 #include "render.h"
 #include "svg_palette.h"
 #include "svg_timeline.h"
@@ -34,11 +37,13 @@ struct drawing {
     double max_delta; /* SVG_COLOR_DIFF: the largest change of rate, ns/s */
 };
 
-/* The first chars that fit in w px, whole UTF-8 characters, ".." if cut. */
-static void put_label(FILE *f, const char *name, double w)
+/* The first chars that fit in w px, whole UTF-8 characters, ".." if cut;
+ * counted as shown, escapes and all. */
+static void put_label(FILE *f, const char *raw, double w)
 {
+    _cleanup_free_ char *text = name_escape(raw, NAME_ESCAPE_CONTROL);
+    const char *name = text ?: "?", *end = name;
     int fit = (int)floor((w - 6) / CHAR_WIDTH), n = 0;
-    const char *end = name;
 
     for (; *end; end++)
         n += ((unsigned char)*end & 0xc0) != 0x80;

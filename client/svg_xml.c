@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "svg_xml.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include "macro.h"
+#include "name_escape.h"
 
 void svg_put_text(FILE *f, const char *s)
 {
@@ -10,20 +14,19 @@ void svg_put_text(FILE *f, const char *s)
 
 void svg_put_textn(FILE *f, const char *s, size_t len)
 {
-    for (const char *end = s + len; s < end; s++) {
-        unsigned char c = (unsigned char)*s;
+    _cleanup_free_ char *part = strndup(s, len);
+    _cleanup_free_ char *text = part ? name_escape(part, NAME_ESCAPE_CONTROL) : NULL;
 
-        if (c == '&')
+    for (const char *p = text ?: "?"; *p; p++) {
+        if (*p == '&')
             fputs("&amp;", f);
-        else if (c == '<')
+        else if (*p == '<')
             fputs("&lt;", f);
-        else if (c == '>')
+        else if (*p == '>')
             fputs("&gt;", f);
-        else if (c == '"')
+        else if (*p == '"')
             fputs("&quot;", f);
-        else if (c < 0x20 && c != '\t')
-            fputc('?', f);
         else
-            fputc(c, f);
+            fputc(*p, f);
     }
 }

@@ -5,8 +5,9 @@
 
 #include <stdio.h>
 
-/* s as XML character data: markup escaped, and the control characters XML
- * 1.0 forbids (a thread may name itself anything) shown as '?'. */
+/* s as XML character data: markup escaped, and control characters (XML 1.0
+ * forbids most; a thread may name itself anything) escaped as names are
+ * (name_escape.h), so the SVG is valid UTF-8 XML. */
 void svg_put_text(FILE *f, const char *s);
 
 /* The same for the first len bytes of s. */

@@ -8,6 +8,7 @@
 #include "array.h"
 #include "cgroup_unit.h"
 #include "macro.h"
+#include "name_escape.h"
 #include "render.h"
 
 static const char *const by_names[] = {
@@ -238,11 +239,12 @@ void top_table_print(FILE *f, const struct top_table *t, size_t limit)
         fprintf(f, " %9s", cell(row->runq_ns, buf, sizeof(buf)));
         fprintf(f, " %6.1f%%  ", 100 * share(t, row));
         if (t->by == TOP_BY_PROCESS)
-            fprintf(f, "%7lld %s\n", (long long)row->pid, row->comm);
+            fprintf(f, "%7lld ", (long long)row->pid);
         else if (t->by == TOP_BY_THREAD)
-            fprintf(f, "%7lld %7lld %s\n", (long long)row->tid, (long long)row->pid, row->comm);
-        else
-            fprintf(f, "%s\n", row->key);
+            fprintf(f, "%7lld %7lld ", (long long)row->tid, (long long)row->pid);
+        /* a name, for a terminal (a stack is folded text already) */
+        name_escape_put(f, row->key ?: row->comm ?: "?", NAME_ESCAPE_CONTROL);
+        fputc('\n', f);
     }
     if (n < t->n)
         fprintf(f, "(%zu more; --limit 0 shows all)\n", t->n - n);

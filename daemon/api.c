@@ -15,6 +15,7 @@
 #include "frame_detail.h"
 #include "log.h"
 #include "macro.h"
+#include "name_escape.h"
 #include "protocol.h"
 #include "query.h"
 #include "query_timeline.h"
@@ -59,7 +60,7 @@ static json_t *frames_json(const struct intern *in, uint32_t stack)
     }
     frames = intern_stack_get(in, stack, &n);
     for (uint32_t i = 0; i < n; i++)
-        json_array_append_new(a, json_string(intern_string_get(in, frames[i])));
+        json_array_append_new(a, name_json(intern_string_get(in, frames[i])));
     return a;
 }
 
@@ -96,9 +97,9 @@ static const char *waker_kind_name(char kind)
 static json_t *row_json(const struct intern *in, const struct query_row *row, unsigned group_by)
 {
     json_t *o =
-        json_pack("{s:s, s:I, s:I, s:I, s:I}", "comm", intern_string_get(in, row->comm), "total_ns",
-                  (json_int_t)row->total_ns, "runq_ns", (json_int_t)row->runq_ns, "count",
-                  (json_int_t)row->count, "max_ns", (json_int_t)row->max_ns);
+        json_pack("{s:o, s:I, s:I, s:I, s:I}", "comm", name_json(intern_string_get(in, row->comm)),
+                  "total_ns", (json_int_t)row->total_ns, "runq_ns", (json_int_t)row->runq_ns,
+                  "count", (json_int_t)row->count, "max_ns", (json_int_t)row->max_ns);
 
     if (row->sums)
         json_object_set_new(o, "hist", histogram_json(row->sums));
@@ -115,11 +116,11 @@ static json_t *row_json(const struct intern *in, const struct query_row *row, un
     if (group_by & GROUP_BY_STATE)
         json_object_set_new(o, "state", json_stringn(&row->state, 1));
     if (group_by & GROUP_BY_CGROUP)
-        json_object_set_new(o, "cgroup", json_string(intern_string_get(in, row->cgroup)));
+        json_object_set_new(o, "cgroup", name_json(intern_string_get(in, row->cgroup)));
     if (group_by & QUERY_GROUP_WHERE)
         json_object_set_new(o, "user_frames", frame_detail_json(in, row->ustack, row->uwhere));
     if (group_by & QUERY_WAKERS) {
-        json_object_set_new(o, "waker_comm", json_string(intern_string_get(in, row->waker_comm)));
+        json_object_set_new(o, "waker_comm", name_json(intern_string_get(in, row->waker_comm)));
         json_object_set_new(o, "waker_kind", json_string(waker_kind_name(row->waker_kind)));
         json_object_set_new(o, "waker_user", frames_json(in, row->waker_ustack));
         json_object_set_new(o, "waker_kernel", frames_json(in, row->waker_kstack));
@@ -168,11 +169,35 @@ static json_t *parse_window(json_t *params, int64_t now, struct query *q)
     return NULL;
 }
 
+/* A comm as replies show it (name_escape.h) to its bytes, kept in params:
+ * the name "\xNN" stands for may not be UTF-8. */
+static json_t *parse_comm(json_t *params, struct query *q)
+{
+    json_t *v = json_object_get(params, "comm");
+    _cleanup_free_ char *bytes = NULL;
+    size_t len;
+
+    if (!v || json_is_null(v))
+        return NULL;
+    if (!json_is_string(v))
+        return vl_invalid_parameter("comm");
+    bytes = strdup(json_string_value(v));
+    if (!bytes)
+        return vl_error_new("io.offcpud.InvalidRequest",
+                            json_pack("{s:s}", "reason", "out of memory"));
+    len = name_unescape(bytes);
+    if (json_string_setn_nocheck(v, bytes, len) < 0)
+        return vl_invalid_parameter("comm");
+    q->comm = json_string_value(v);
+    return NULL;
+}
+
 static json_t *parse_filters(struct daemon *d, json_t *params, struct query *q, char *cgroup,
                              size_t cgroup_size)
 {
     json_int_t v;
     const char *s;
+    json_t *err;
 
     if (!get_id(params, "pid", &q->pid))
         return vl_invalid_parameter("pid");
@@ -180,7 +205,8 @@ static json_t *parse_filters(struct daemon *d, json_t *params, struct query *q, 
         return vl_invalid_parameter("tid");
     q->min_total_ns = get_int(params, "min_total_ns", &v) && v > 0 ? (uint64_t)v : 0;
     q->histograms = json_is_true(json_object_get(params, "histograms"));
-    q->comm = json_string_value(json_object_get(params, "comm"));
+    if ((err = parse_comm(params, q)))
+        return err;
     s = json_string_value(json_object_get(params, "state"));
     if (s) {
         if (!protocol_state_valid(s))
@@ -526,9 +552,10 @@ static json_t *top_cgroups_json(const struct ring *r)
     json_t *a = json_array();
 
     for (size_t i = 0; i < n; i++)
-        json_array_append_new(
-            a, json_pack("{s:s, s:I, s:I}", "cgroup", intern_string_get(&r->intern, top[i].cgroup),
-                         "bytes", (json_int_t)top[i].bytes, "records", (json_int_t)top[i].records));
+        json_array_append_new(a, json_pack("{s:o, s:I, s:I}", "cgroup",
+                                           name_json(intern_string_get(&r->intern, top[i].cgroup)),
+                                           "bytes", (json_int_t)top[i].bytes, "records",
+                                           (json_int_t)top[i].records));
     return a;
 }
 

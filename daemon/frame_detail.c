@@ -2,16 +2,17 @@
 #include "frame_detail.h"
 
 #include "frame_where.h"
+#include "name_escape.h"
 
 /* offset and file are the ring's two strings of where (NULL: not known). */
 static json_t *frame_json(const char *name, const char *offset, const char *file)
 {
-    json_t *o = json_pack("{s:s}", "name", name);
+    json_t *o = json_pack("{s:o}", "name", name_json(name));
     struct frame_where w;
 
     if (!o || frame_where_parse(offset, file, &w) < 0)
         return o;
-    json_object_set_new(o, "module", json_string(w.module));
+    json_object_set_new(o, "module", name_json(w.module));
     json_object_set_new(o, "offset", json_integer((json_int_t)w.offset));
     if (w.build_id[0])
         json_object_set_new(o, "build_id", json_string(w.build_id));

@@ -161,45 +161,6 @@ static bool parse_hex(const char **p, const char *end, uint64_t *ret)
     return true;
 }
 
-/* Printable UTF-8 (no control characters): names end up in JSON and in
- * folded lines, and come from a file anyone could have written. */
-static bool name_ok(const unsigned char *s, size_t len)
-{
-    for (size_t i = 0; i < len;) {
-        unsigned char c = s[i];
-        size_t n;
-        uint32_t cp;
-
-        if (c < 0x80) {
-            if (c < 0x20 || c == 0x7f)
-                return false;
-            i++;
-            continue;
-        }
-        if (c >= 0xc2 && c <= 0xdf)
-            n = 1, cp = c & 0x1f;
-        else if (c >= 0xe0 && c <= 0xef)
-            n = 2, cp = c & 0x0f;
-        else if (c >= 0xf0 && c <= 0xf4)
-            n = 3, cp = c & 0x07;
-        else
-            return false;
-        if (i + n >= len)
-            return false;
-        for (size_t k = 1; k <= n; k++) {
-            if ((s[i + k] & 0xc0) != 0x80)
-                return false;
-            cp = cp << 6 | (s[i + k] & 0x3f);
-        }
-        /* overlong, surrogates, past U+10FFFF */
-        if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || (cp >= 0xd800 && cp <= 0xdfff) ||
-            cp > 0x10ffff)
-            return false;
-        i += n + 1;
-    }
-    return true;
-}
-
 struct builder {
     struct perf_sym *syms;
     size_t n, cap;
@@ -223,8 +184,8 @@ static int parse_line(struct builder *b, const char *line, const char *end, uint
     len = (size_t)(end - name);
     if (len > 0 && name[len - 1] == '\r')
         len--;
-    if (size == 0 || sym.start > UINT64_MAX - size || len == 0 || len > PERF_MAP_NAME_MAX ||
-        !name_ok((const unsigned char *)name, len))
+    /* the name is bytes, kept as written: outputs escape it (name_escape.h) */
+    if (size == 0 || sym.start > UINT64_MAX - size || len == 0 || len > PERF_MAP_NAME_MAX)
         return 0;
     sym.end = sym.start + size;
     r = strpool_add(&b->pool, name, len, &sym.name);

@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "log.h"
 #include "macro.h"
+#include "name_escape.h"
 #include "varlink_frame.h"
 
 #define MISSED_USER   "[Missed User Stack]"
@@ -108,7 +109,7 @@ static json_t *user_json(struct symbolizer *sym, const struct offcpu_blocked *b)
         int r = symbolizer_user_frame(sym, b->tgid, b->exec_id, b->user[i], i == 0, name,
                                       sizeof(name), NULL);
 
-        json_array_insert_new(a, 0, json_string(name));
+        json_array_insert_new(a, 0, name_json(name));
         if ((r < 0 && i > 0) || r == SYMBOLIZER_ROOT)
             break;
     }
@@ -130,7 +131,7 @@ static json_t *kernel_json(struct symbolizer *sym, const struct offcpu_blocked *
                 SYMBOLIZER_SKIP &&
             json_array_size(a) == 0)
             continue;
-        json_array_insert_new(a, 0, json_string(name));
+        json_array_insert_new(a, 0, name_json(name));
     }
     return a;
 }
@@ -147,13 +148,14 @@ static json_t *task_json(struct daemon *d, const struct offcpu_blocked *b, bool 
 {
     int64_t blocked = now_mono - (int64_t)b->since_ns;
     char state = (char)b->state, cgroup[PATH_MAX];
-    json_t *o = json_pack("{s:i, s:i, s:s, s:s#, s:I, s:I, s:o, s:o}", "pid", (int)b->tgid, "tid",
-                          (int)b->tid, "comm", b->comm, "state", &state, (int)1, "since_ns",
-                          (json_int_t)(now_real - blocked), "blocked_ns", (json_int_t)blocked,
-                          "user", user_json(d->sym, b), "kernel", kernel_json(d->sym, b, collapse));
+    json_t *o =
+        json_pack("{s:i, s:i, s:o, s:s#, s:I, s:I, s:o, s:o}", "pid", (int)b->tgid, "tid",
+                  (int)b->tid, "comm", name_json(b->comm), "state", &state, (int)1, "since_ns",
+                  (json_int_t)(now_real - blocked), "blocked_ns", (json_int_t)blocked, "user",
+                  user_json(d->sym, b), "kernel", kernel_json(d->sym, b, collapse));
 
     if (o && d->cgroups && cgroups_path(d->cgroups, b->cgroup_id, cgroup, sizeof(cgroup)) == 0)
-        json_object_set_new(o, "cgroup", json_string(cgroup));
+        json_object_set_new(o, "cgroup", name_json(cgroup));
     return o;
 }
 

@@ -135,7 +135,7 @@ static void check_svg_text(void)
     fclose(f);
     CHECK(strstr(text, "&lt;script&gt;&amp;&quot;x&quot;") && !strstr(text, "<script>&"),
           "frame names escaped");
-    CHECK(strstr(text, "?odd") && !strchr(text, '\x01'), "control characters replaced");
+    CHECK(strstr(text, "\\x01odd") && !strchr(text, '\x01'), "control characters escaped");
     CHECK(strstr(text, ">t&lt;<") && strstr(text, ">s&amp;<"), "title and subtitle escaped");
     CHECK(strstr(text, "(50.0ns, 47.17%)") || strstr(text, "(0.1us, 47.17%)"),
           "a tooltip with time and share");

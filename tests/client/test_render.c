@@ -59,7 +59,11 @@ int main(void)
     expect("';' and newlines in names cannot split frames or lines",
            "{\"stacks\":[{\"comm\":\"a;b\",\"user\":[\"f;g\",\"h\\ni\"],\"kernel\":[],"
            "\"total_ns\":1000,\"count\":1}]}",
-           "a:b;f:g;h i;- 1\n");
+           "a\\x3bb;f\\x3bg;h\\x0ai;- 1\n");
+    expect("a frame named '-' or '--' is no separator, ESC reaches no terminal",
+           "{\"stacks\":[{\"comm\":\"\\u001b[31mred\",\"user\":[\"-\",\"--\"],"
+           "\"kernel\":[\"-\"],\"total_ns\":1000,\"count\":1}]}",
+           "\\x1b[31mred;\\x2d;\\x2d-;-;\\x2d 1\n");
     expect("grouped fields follow comm",
            "{\"stacks\":[{\"comm\":\"a\",\"pid\":10,\"tid\":11,\"state\":\"D\",\"cgroup\":\"/job\","
            "\"user\":[\"f\"],\"kernel\":[\"k\"],\"total_ns\":1000,\"count\":1}]}",

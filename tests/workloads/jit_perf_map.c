@@ -12,10 +12,12 @@
  * as the host sees it (host_pid: from /proc, which a pid namespace's
  * process still sees as the host's unless it mounts its own).
  *
- *   jit_perf_map [--link TARGET] [--rounds N]
+ *   jit_perf_map [--link TARGET] [--rounds N] [--leaf-name NAME] [--call-name NAME]
  *
  * --link makes /tmp/perf-PID.map a symlink to TARGET instead of writing it:
  * the code is then at JIT_BASE, so that TARGET can be written beforehand.
+ * --leaf-name and --call-name name the two functions in the map (what a JIT
+ * writes there is its own choice: "-" too).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -109,6 +111,8 @@ static int proc_pid(void)
     return pid;
 }
 
+static const char *leaf_name = JIT_LEAF_NAME, *call_name = JIT_CALL_NAME;
+
 static void write_perf_map(const char *path, void *code)
 {
     FILE *f = fopen(path, "w");
@@ -117,8 +121,8 @@ static void write_perf_map(const char *path, void *code)
         perror(path);
         exit(1);
     }
-    fprintf(f, "%lx %zx %s\n", (unsigned long)code, sizeof(leaf_code), JIT_LEAF_NAME);
-    fprintf(f, "%lx %zx %s\n", (unsigned long)code + JIT_CALL_AT, sizeof(call_code), JIT_CALL_NAME);
+    fprintf(f, "%lx %zx %s\n", (unsigned long)code, sizeof(leaf_code), leaf_name);
+    fprintf(f, "%lx %zx %s\n", (unsigned long)code + JIT_CALL_AT, sizeof(call_code), call_name);
     if (fclose(f) != 0) {
         perror(path);
         exit(1);
@@ -138,6 +142,10 @@ int main(int argc, char **argv)
             link_to = argv[i + 1];
         else if (strcmp(argv[i], "--rounds") == 0)
             rounds = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--leaf-name") == 0)
+            leaf_name = argv[i + 1];
+        else if (strcmp(argv[i], "--call-name") == 0)
+            call_name = argv[i + 1];
     }
     code = emit_code();
     snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
@@ -151,7 +159,7 @@ int main(int argc, char **argv)
     unlink(path);
     printf("{\"pid\":%d,\"host_pid\":%d,\"code\":%lu,\"leaf_name\":\"%s\",\"call_name\":\"%s\","
            "\"leaf_offcpu_ns\":%lld,\"call_offcpu_ns\":%lld}\n",
-           (int)getpid(), proc_pid(), (unsigned long)code, JIT_LEAF_NAME, JIT_CALL_NAME,
-           leaf.offcpu_ns, call.offcpu_ns);
+           (int)getpid(), proc_pid(), (unsigned long)code, leaf_name, call_name, leaf.offcpu_ns,
+           call.offcpu_ns);
     return 0;
 }
