@@ -275,6 +275,7 @@ int render_status(FILE *f, const json_t *st)
         {"unwind_files_read", "unwind files read", K_PLAIN},
         {"unwind_files_debug_frame", "from .debug_frame", K_PLAIN},
         {"unwind_build_ns", "unwind rows built in", K_NS},
+        {"unwind_files_refused", "unwind files refused", K_PLAIN},
     };
     const json_t *collector = json_object_get(st, "collector");
     const char *key;
@@ -309,6 +310,15 @@ int render_status(FILE *f, const json_t *st)
     v = json_object_get(st, "missing");
     for (size_t i = 0; i < json_array_size(v); i++)
         fprintf(f, "%-22s %s\n", "missing", json_string_value(json_array_get(v, i)) ?: "?");
+    v = json_object_get(st, "unwind_refused");
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        json_t *e = json_array_get(v, i);
+
+        fprintf(f, "%-22s %s (pid %lld): %s\n", "unwind refused",
+                json_string_value(json_object_get(e, "path")) ?: "?",
+                (long long)json_integer_value(json_object_get(e, "pid")),
+                json_string_value(json_object_get(e, "reason")) ?: "?");
+    }
     v = json_object_get(st, "top_cgroups");
     if (json_array_size(v))
         fprintf(f, "memory by cgroup:\n");

@@ -150,6 +150,8 @@ static void count_refused(struct unwind_tables *t, pid_t pid, const char *path, 
 {
     struct unwind_tables_stats *s = &t->stats;
     struct unwind_refused *e;
+    char proc[32];
+    struct stat st;
 
     t->stats.files_refused++;
     if (s->nrefused == UNWIND_REFUSED_KEPT)
@@ -157,6 +159,8 @@ static void count_refused(struct unwind_tables *t, pid_t pid, const char *path, 
     e = &s->refused[s->nrefused++];
     escape_path(path ?: "?", e->path, sizeof(e->path));
     e->pid = pid;
+    snprintf(proc, sizeof(proc), "/proc/%d", (int)pid);
+    e->uid = stat(proc, &st) == 0 ? st.st_uid : (uid_t)-1;
     e->error = error;
 }
 

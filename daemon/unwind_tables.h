@@ -35,8 +35,9 @@ struct unwind_tables;
 
 struct unwind_refused {
     char path[UNWIND_REFUSED_PATH_MAX];
-    pid_t pid;  /* a process that mapped it */
-    int error;  /* why, a negative errno of unwind_rows_derive */
+    pid_t pid; /* a process that mapped it */
+    uid_t uid; /* whose process (-1: unknown): status names the file to them and root */
+    int error; /* why, a negative errno of unwind_rows_derive */
 };
 
 struct unwind_tables_stats {

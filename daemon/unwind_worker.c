@@ -70,11 +70,14 @@ static int on_ask(void *ctx, void *data, size_t size)
     return 0;
 }
 
+/* Between two tables of the reading of all: what is asked meanwhile, and
+ * status kept up to date (that reading takes seconds on a busy host). */
 static void take_asks(void *userdata)
 {
     struct unwind_worker *w = userdata;
 
     ring_buffer__consume(w->asks);
+    publish_stats(w);
 }
 
 static void *serve(void *userdata)
