@@ -21,6 +21,9 @@
 #define DWARF_RSP 7
 #define DWARF_RIP 16 /* the return address column */
 
+/* x86-64's: mmap maps whole pages of it. */
+#define ELF_PAGE_SIZE 4096
+
 /* Bounds the BPF side relies on: it reads at CFA - 8 and CFA + rbp_off. */
 #define CFA_OFF_MAX (1 << 20)
 
@@ -269,6 +272,9 @@ static int fde_rows(Dwarf_CFI *cfi, struct builder *b, struct unwind_budget *bud
     }
 }
 
+/* Executable segments as the kernel maps them: from the page their first
+ * byte is in. lld starts a segment mid-page (file offset 0x760 at address
+ * 0x1760), where a mapping's offset is the page's (0). */
 static int exec_segments(Elf *elf, struct unwind_rows *r)
 {
     size_t nphdr;
@@ -276,11 +282,16 @@ static int exec_segments(Elf *elf, struct unwind_rows *r)
     if (elf_getphdrnum(elf, &nphdr) < 0)
         return -ENODATA;
     for (size_t i = 0; i < nphdr && r->nsegs < UNWIND_SEGMENTS_MAX; i++) {
+        uint64_t head;
         GElf_Phdr ph;
 
-        if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
-            r->segs[r->nsegs++] = (struct unwind_segment){
-                .offset = ph.p_offset, .vaddr = ph.p_vaddr, .size = ph.p_filesz};
+        if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+            continue;
+        head = ph.p_offset % ELF_PAGE_SIZE;
+        if (ph.p_vaddr % ELF_PAGE_SIZE != head || ph.p_vaddr < head)
+            continue; /* no loader maps that */
+        r->segs[r->nsegs++] = (struct unwind_segment){
+            .offset = ph.p_offset - head, .vaddr = ph.p_vaddr - head, .size = ph.p_filesz + head};
     }
     return r->nsegs ? 0 : -ENODATA;
 }
