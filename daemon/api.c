@@ -437,6 +437,27 @@ static json_t *missing_json(struct daemon *d)
     return a;
 }
 
+/* The unwind tables: what they hold, what did not fit. */
+static json_t *unwind_json(struct daemon *d)
+{
+    struct unwind_tables_stats u = {0};
+    size_t row = sizeof(struct offcpu_unwind_row);
+
+    if (d->collector)
+        collector_get_unwind_stats(d->collector, &u);
+    return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "unwind",
+                     d->cfg.collector.unwind_dwarf ? "dwarf" : "frame-pointer", "unwind_files",
+                     (json_int_t)u.files, "unwind_rows", (json_int_t)u.rows, "unwind_memory_used",
+                     (json_int_t)(u.rows * row), "unwind_memory_limit",
+                     (json_int_t)(u.rows_max * row), "unwind_files_without_cfi",
+                     (json_int_t)u.files_without_cfi, "unwind_files_over_budget",
+                     (json_int_t)u.files_over_budget, "unwind_processes", (json_int_t)u.processes,
+                     "unwind_table_reads", (json_int_t)u.table_reads, "unwind_tables_cut",
+                     (json_int_t)u.tables_cut, "unwind_files_read", (json_int_t)u.files_read,
+                     "unwind_files_debug_frame", (json_int_t)u.files_debug_frame, "unwind_build_ns",
+                     (json_int_t)u.build_ns);
+}
+
 /* Why a file's call frame information was refused (unwind_rows_derive). */
 static const char *refused_reason(int error)
 {
@@ -452,47 +473,27 @@ static const char *refused_reason(int error)
     }
 }
 
-/* The last files refused, of the processes of uid only unless that is -1
- * (a path says what another user runs: the same rule as their stacks). */
-static json_t *unwind_refused_json(const struct unwind_tables_stats *u, uid_t uid)
-{
-    json_t *a = json_array();
-
-    for (size_t i = 0; i < u->nrefused; i++) {
-        const struct unwind_refused *e = &u->refused[i];
-
-        if (uid != (uid_t)-1 && e->uid != uid)
-            continue;
-        json_array_append_new(a, json_pack("{s:s, s:I, s:s}", "path", e->path, "pid",
-                                           (json_int_t)e->pid, "reason",
-                                           refused_reason(e->error)));
-    }
-    return a;
-}
-
-/* The unwind tables: what they hold, what did not fit, what was refused. */
-static json_t *unwind_json(struct daemon *d, const struct peer *peer)
+/* Files whose call frame information was refused: how many, and the last
+ * (to a peer who reads only their own processes' stacks, those of their
+ * processes: a path says what another user runs). */
+static json_t *unwind_refused_json(struct daemon *d, const struct peer *peer)
 {
     struct unwind_tables_stats u = {0};
-    size_t row = sizeof(struct offcpu_unwind_row);
+    bool own = access_of(&d->access, peer) == ACCESS_OWN;
+    json_t *a = json_array();
 
     if (d->collector)
         collector_get_unwind_stats(d->collector, &u);
-    return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
-                     "unwind",
-                     d->cfg.collector.unwind_dwarf ? "dwarf" : "frame-pointer", "unwind_files",
-                     (json_int_t)u.files, "unwind_rows", (json_int_t)u.rows, "unwind_memory_used",
-                     (json_int_t)(u.rows * row), "unwind_memory_limit",
-                     (json_int_t)(u.rows_max * row), "unwind_files_without_cfi",
-                     (json_int_t)u.files_without_cfi, "unwind_files_over_budget",
-                     (json_int_t)u.files_over_budget, "unwind_processes", (json_int_t)u.processes,
-                     "unwind_table_reads", (json_int_t)u.table_reads, "unwind_tables_cut",
-                     (json_int_t)u.tables_cut, "unwind_files_read", (json_int_t)u.files_read,
-                     "unwind_files_debug_frame", (json_int_t)u.files_debug_frame, "unwind_build_ns",
-                     (json_int_t)u.build_ns, "unwind_files_refused", (json_int_t)u.files_refused,
-                     "unwind_refused",
-                     unwind_refused_json(&u, access_of(&d->access, peer) == ACCESS_OWN ? peer->uid
-                                                                                      : (uid_t)-1));
+    for (size_t i = 0; i < u.nrefused; i++) {
+        const struct unwind_refused *e = &u.refused[i];
+
+        if (own && e->uid != peer->uid)
+            continue;
+        json_array_append_new(a, json_pack("{s:s, s:I, s:s}", "path", e->path, "pid",
+                                           (json_int_t)e->pid, "reason", refused_reason(e->error)));
+    }
+    return json_pack("{s:I, s:o}", "unwind_files_refused", (json_int_t)u.files_refused,
+                     "unwind_refused", a);
 }
 
 static json_t *server_json(struct daemon *d)
@@ -575,7 +576,8 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
                                         (json_int_t)ss.elf_files));
     json_object_update_new(o, collector_json(d));
     json_object_set_new(o, "missing", missing_json(d));
-    json_object_update_new(o, unwind_json(d, peer));
+    json_object_update_new(o, unwind_json(d));
+    json_object_update_new(o, unwind_refused_json(d, peer));
     json_object_set_new(o, "coarsened_records", json_integer((json_int_t)r->coarsened_records));
     json_object_set_new(o, "rss", json_integer((json_int_t)d->stats.rss));
     json_object_set_new(o, "top_cgroups", top_cgroups_json(r));

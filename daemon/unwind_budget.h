@@ -19,10 +19,10 @@
 #define UNWIND_FILE_CPU_NS (2LL * 1000000000LL)
 
 struct unwind_budget {
-    int64_t cpu_until;        /* CLOCK_THREAD_CPUTIME_ID: this file's time is up */
-    int64_t stop_at;          /* CLOCK_MONOTONIC: stop everything then (0: never) */
-    const atomic_bool *stop;  /* set: stop everything now (NULL: never) */
-    unsigned calls;           /* clocks are read every so many calls */
+    int64_t cpu_until;       /* CLOCK_THREAD_CPUTIME_ID: this file's time is up */
+    int64_t stop_at;         /* CLOCK_MONOTONIC: stop everything then (0: never) */
+    const atomic_bool *stop; /* set: stop everything now (NULL: never) */
+    unsigned calls;          /* clocks are read every so many calls */
 };
 
 /* A budget for one file, read from now on. */

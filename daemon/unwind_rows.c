@@ -241,8 +241,8 @@ static int push_row(struct builder *b, uint64_t pc, const struct offcpu_unwind_r
 }
 
 /* The rows of one FDE, from start on; *end is where it ends. */
-static int fde_rows(Dwarf_CFI *cfi, struct builder *b, struct unwind_budget *budget,
-                    uint64_t start, uint64_t *end)
+static int fde_rows(Dwarf_CFI *cfi, struct builder *b, struct unwind_budget *budget, uint64_t start,
+                    uint64_t *end)
 {
     uint64_t pc = start;
 

@@ -417,8 +417,8 @@ static bool stopping(const struct unwind_tables *t)
            (t->stop_at && clock_ns(CLOCK_MONOTONIC) >= t->stop_at);
 }
 
-void unwind_tables_load_all(struct unwind_tables *t, int64_t until,
-                            void (*between)(void *userdata), void *userdata)
+void unwind_tables_load_all(struct unwind_tables *t, int64_t until, void (*between)(void *userdata),
+                            void *userdata)
 {
     DIR *d = opendir("/proc");
     struct dirent *e;

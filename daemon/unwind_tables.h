@@ -75,8 +75,8 @@ int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm);
  * end; a file read then is cut off, and read again when next asked for);
  * between (if not NULL) is called after each, so that what is more urgent
  * need not wait for all. */
-void unwind_tables_load_all(struct unwind_tables *t, int64_t until,
-                            void (*between)(void *userdata), void *userdata);
+void unwind_tables_load_all(struct unwind_tables *t, int64_t until, void (*between)(void *userdata),
+                            void *userdata);
 
 /* How many RCU grace periods have ended since start (one per flip): rows
  * freed are reused once two more have. Call before the calls below. */
