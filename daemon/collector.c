@@ -54,8 +54,11 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 _Static_assert(COLLECTOR_TRACE_CGROUPS_MAX == OFFCPU_TRACE_CGROUPS_MAX, "one limit, two names");
 _Static_assert(COLLECTOR_COUNTERS == OFFCPU_STAT__MAX, "one counter per BPF stat");
 
-/* How long start-up reads the unwind tables before it attaches and listens. */
-#define STARTUP_TABLES_NS ((int64_t)(1000 * NSEC_PER_MSEC))
+/* How long start-up reads the unwind tables before it attaches and listens:
+ * a host's take about a second (several in a sanitizer build), and a table
+ * not read then costs a process running since before the daemon its first
+ * block's callers. */
+#define STARTUP_TABLES_NS ((int64_t)(5000 * NSEC_PER_MSEC))
 
 static uint32_t unwind_rows_max(const struct collector_options *o)
 {
