@@ -164,8 +164,9 @@ struct offcpu_unwind_file_key {
 };
 
 struct offcpu_unwind_file {
-    __u64 seg_offset, seg_size; /* the executable segment: file offsets ... */
-    __u64 seg_vaddr;            /* ... loaded at this ELF address */
+    /* the executable segment from the page it starts in: file offsets ... */
+    __u64 seg_offset, seg_size;
+    __u64 seg_vaddr; /* ... loaded at this ELF address */
     __u32 row_first, row_count;
 };
 

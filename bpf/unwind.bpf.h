@@ -283,10 +283,12 @@ static __always_inline void find_exe(struct walk *w)
 
     inode = mm ? BPF_CORE_READ(mm, exe_file, f_inode) : NULL;
     f = inode ? file_rows(BPF_CORE_READ(inode, i_sb, s_dev), BPF_CORE_READ(inode, i_ino)) : NULL;
-    /* start_code is where the executable segment's own address landed */
+    /* start_code is where the executable segment's own address landed; the
+     * daemon says where the page it starts in lies (lld starts segments
+     * mid-page) */
     if (f)
-        mapping_of_file(BPF_CORE_READ(mm, start_code), BPF_CORE_READ(mm, end_code), f, f->seg_vaddr,
-                        &w->exe);
+        mapping_of_file(BPF_CORE_READ(mm, start_code) & ~0xfffULL, BPF_CORE_READ(mm, end_code), f,
+                        f->seg_vaddr, &w->exe);
 }
 
 /* bpf_find_vma's callback: the mapping at the address, if its file has rows. */

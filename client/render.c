@@ -313,6 +313,7 @@ int render_status(FILE *f, const json_t *st)
         {"unwind_files_read", "unwind files read", K_PLAIN},
         {"unwind_files_debug_frame", "from .debug_frame", K_PLAIN},
         {"unwind_build_ns", "unwind rows built in", K_NS},
+        {"unwind_files_refused", "unwind files refused", K_PLAIN},
     };
     const json_t *collector = json_object_get(st, "collector");
     const char *key;
@@ -350,6 +351,16 @@ int render_status(FILE *f, const json_t *st)
     for (size_t i = 0; i < json_array_size(v); i++) {
         fprintf(f, "%-22s ", "missing");
         put_line(f, json_string_value(json_array_get(v, i)));
+    }
+    v = json_object_get(st, "unwind_refused");
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        json_t *e = json_array_get(v, i);
+
+        fprintf(f, "%-22s ", "unwind refused");
+        name_escape_put(f, json_string_value(json_object_get(e, "path")) ?: "?",
+                        NAME_ESCAPE_CONTROL);
+        fprintf(f, " (pid %lld): ", (long long)json_integer_value(json_object_get(e, "pid")));
+        put_line(f, json_string_value(json_object_get(e, "reason")));
     }
     v = json_object_get(st, "top_cgroups");
     if (json_array_size(v))

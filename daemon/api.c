@@ -484,6 +484,44 @@ static json_t *unwind_json(struct daemon *d)
                      (json_int_t)u.build_ns);
 }
 
+/* Why a file's call frame information was refused (unwind_rows_derive). */
+static const char *refused_reason(int error)
+{
+    switch (error) {
+    case -E2BIG:
+        return "too large: more CIEs, FDEs, instructions or rows than a file may have";
+    case -ETIME:
+        return "took more CPU time than a file may take";
+    case -EBADMSG:
+        return "malformed call frame information";
+    default:
+        return strerror(-error);
+    }
+}
+
+/* Files whose call frame information was refused: how many, and the last
+ * (to a peer who reads only their own processes' stacks, those of their
+ * processes: a path says what another user runs). */
+static json_t *unwind_refused_json(struct daemon *d, const struct peer *peer)
+{
+    struct unwind_tables_stats u = {0};
+    bool own = access_of(&d->access, peer) == ACCESS_OWN;
+    json_t *a = json_array();
+
+    if (d->collector)
+        collector_get_unwind_stats(d->collector, &u);
+    for (size_t i = 0; i < u.nrefused; i++) {
+        const struct unwind_refused *e = &u.refused[i];
+
+        if (own && e->uid != peer->uid)
+            continue;
+        json_array_append_new(a, json_pack("{s:o, s:I, s:s}", "path", name_json(e->path), "pid",
+                                           (json_int_t)e->pid, "reason", refused_reason(e->error)));
+    }
+    return json_pack("{s:I, s:o}", "unwind_files_refused", (json_int_t)u.files_refused,
+                     "unwind_refused", a);
+}
+
 static json_t *server_json(struct daemon *d)
 {
     struct vl_server_stats st;
@@ -596,6 +634,7 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
     json_object_update_new(o, collector_json(d));
     json_object_set_new(o, "missing", missing_json(d));
     json_object_update_new(o, unwind_json(d));
+    json_object_update_new(o, unwind_refused_json(d, peer));
     json_object_set_new(o, "coarsened_records", json_integer((json_int_t)r->coarsened_records));
     json_object_set_new(o, "rss", json_integer((json_int_t)d->stats.rss));
     json_object_set_new(o, "top_cgroups", top_cgroups_json(r));

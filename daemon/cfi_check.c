@@ -16,6 +16,7 @@ struct cie_info {
     Dwarf_Off offset;
     size_t ptr_size; /* of the FDE's initial location and range */
     bool has_z;      /* its augmentation data is preceded by its length */
+    uint64_t ops;    /* its initial instructions, evaluated again for each row */
 };
 
 /* Where the FDEs begin, as found (.debug_frame's, which no table lists). */
@@ -194,7 +195,14 @@ static int cie_info_of(const Dwarf_CIE *cie, Dwarf_Off offset, size_t addr_size,
     return r.bad ? -EBADMSG : 0;
 }
 
-static Elf_Data *cfi_section(Elf *elf, const char *section)
+/* lld 15 and later type .eh_frame as the x86-64 ABI says (libLLVM-15 is
+ * linked so); other linkers as PROGBITS. */
+static bool cfi_section_type(const GElf_Shdr *sh, bool eh)
+{
+    return sh->sh_type == SHT_PROGBITS || (eh && sh->sh_type == SHT_X86_64_UNWIND);
+}
+
+static Elf_Data *cfi_section(Elf *elf, const char *section, bool eh)
 {
     size_t shstrndx;
     Elf_Scn *scn = NULL;
@@ -205,7 +213,7 @@ static Elf_Data *cfi_section(Elf *elf, const char *section)
         GElf_Shdr sh;
         const char *name;
 
-        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+        if (!gelf_getshdr(scn, &sh) || !cfi_section_type(&sh, eh))
             continue;
         name = elf_strptr(elf, shstrndx, sh.sh_name);
         if (name && strcmp(name, section) == 0)
@@ -214,11 +222,22 @@ static Elf_Data *cfi_section(Elf *elf, const char *section)
     return NULL;
 }
 
+/* cies are in section order, so by offset: a file of many CIEs costs a
+ * search per FDE, never a scan. */
 static const struct cie_info *find_cie(const struct cie_info *cies, size_t n, Dwarf_Off offset)
 {
-    for (size_t i = n; i-- > 0;) /* an FDE's CIE is most often the last one read */
-        if (cies[i].offset == offset)
-            return &cies[i];
+    size_t lo = 0, hi = n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (cies[mid].offset == offset)
+            return &cies[mid];
+        if (cies[mid].offset < offset)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     return NULL;
 }
 
@@ -245,11 +264,12 @@ static int add_fde_start(struct fde_starts *starts, const Dwarf_FDE *fde, size_t
 
 /* Check the CFI section named section of elf (.eh_frame when eh); list
  * where its FDEs start into starts, unless NULL. */
-static int check_section(Elf *elf, const char *section, bool eh, struct fde_starts *starts)
+static int check_section(Elf *elf, const char *section, bool eh, struct unwind_budget *budget,
+                         struct fde_starts *starts)
 {
     _cleanup_free_ struct cie_info *cies = NULL;
     const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
-    Elf_Data *data = ident ? cfi_section(elf, section) : NULL;
+    Elf_Data *data = ident ? cfi_section(elf, section, eh) : NULL;
     size_t ncies = 0, cap = 0, addr_size;
     Dwarf_Off offset = 0, next;
     uint64_t work = 0;
@@ -268,7 +288,12 @@ static int check_section(Elf *elf, const char *section, bool eh, struct fde_star
             return 0;
         if (r < 0)
             return -EBADMSG;
+        r = unwind_budget_check(budget);
+        if (r < 0)
+            return r;
         if (dwarf_cfi_cie_p(&e)) {
+            if (ncies >= CFI_CIES_MAX)
+                return -E2BIG;
             if (ncies == cap) {
                 struct cie_info *grown =
                     reallocarray(cies, cap = cap ? cap * 2 : 16, sizeof(*cies));
@@ -279,8 +304,10 @@ static int check_section(Elf *elf, const char *section, bool eh, struct fde_star
             r = cie_info_of(&e.cie, offset, addr_size, &cies[ncies]);
             if (r < 0)
                 return r;
-            ncies++;
             r = scan(e.cie.initial_instructions, e.cie.initial_instructions_end, 8, &ops);
+            cies[ncies++].ops = ops;
+            /* its instructions are counted with each FDE's rows */
+            ops = 0;
         } else {
             const struct cie_info *cie = find_cie(cies, ncies, e.fde.CIE_pointer);
             struct reader rd = {.p = e.fde.start, .end = e.fde.end};
@@ -298,25 +325,28 @@ static int check_section(Elf *elf, const char *section, bool eh, struct fde_star
             if (rd.bad)
                 return -EBADMSG;
             r = scan(rd.p, rd.end, cie->ptr_size, &ops);
+            /* up to one row per instruction, each evaluated from the CIE's
+             * instructions and the FDE's start */
+            ops = (1 + ops) * (1 + cie->ops + ops);
         }
         if (r < 0)
             return r;
-        work += ops * ops;
+        work += 1 + ops; /* an entry without instructions is still looked up */
         if (work > CFI_FILE_WORK_MAX)
             return -E2BIG;
         offset = next;
     }
 }
 
-int cfi_check(Elf *elf)
+int cfi_check(Elf *elf, struct unwind_budget *budget)
 {
-    return check_section(elf, ".eh_frame", true, NULL);
+    return check_section(elf, ".eh_frame", true, budget, NULL);
 }
 
-int cfi_check_debug_frame(Elf *elf, uint64_t **ret, size_t *n)
+int cfi_check_debug_frame(Elf *elf, struct unwind_budget *budget, uint64_t **ret, size_t *n)
 {
     struct fde_starts starts = {0};
-    int r = check_section(elf, ".debug_frame", false, &starts);
+    int r = check_section(elf, ".debug_frame", false, budget, &starts);
 
     if (r < 0) {
         free(starts.pcs);

@@ -55,6 +55,12 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 _Static_assert(COLLECTOR_TRACE_CGROUPS_MAX == OFFCPU_TRACE_CGROUPS_MAX, "one limit, two names");
 _Static_assert(COLLECTOR_COUNTERS == OFFCPU_STAT__MAX, "one counter per BPF stat");
 
+/* How long start-up reads the unwind tables before it attaches and listens:
+ * a host's take about a second (several in a sanitizer build), and a table
+ * not read then costs a process running since before the daemon its first
+ * block's callers. */
+#define STARTUP_TABLES_NS ((int64_t)(5000 * NSEC_PER_MSEC))
+
 static uint32_t unwind_rows_max(const struct collector_options *o)
 {
     uint64_t n = o->unwind_memory / sizeof(struct offcpu_unwind_row);
@@ -64,7 +70,10 @@ static uint32_t unwind_rows_max(const struct collector_options *o)
 
 /* The tables the walk reads, every process's read now (before the programs
  * are attached: the first block of a process already running is then walked
- * whole), kept from then on by their own thread. */
+ * whole), kept from then on by their own thread. The daemon listens only
+ * after this: what is not read within STARTUP_TABLES_NS (a host of many
+ * processes, a file that takes long to read) is left to the thread, which
+ * reads every table again once the programs are attached. */
 static int open_unwind_tables(struct collector *c, const struct collector_options *o)
 {
     struct unwind_tables *t;
@@ -84,7 +93,7 @@ static int open_unwind_tables(struct collector *c, const struct collector_option
                           bpf_map__fd(c->skel->maps.unwind_files), &t);
     if (r < 0)
         return r;
-    unwind_tables_load_all(t, NULL, NULL);
+    unwind_tables_load_all(t, clock_ns(CLOCK_MONOTONIC) + STARTUP_TABLES_NS, NULL, NULL);
     return unwind_worker_start(t, bpf_map__fd(c->skel->maps.unwind_asks), &c->unwind);
 }
 

@@ -11,8 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* At most this many FDEs are listed (larger tables are refused). */
-#define EH_FRAME_HDR_FDES_MAX (1U << 22)
+/* At most this many FDEs are listed (larger tables are refused): as many
+ * as cfi_check.h allows .debug_frame. */
+#define EH_FRAME_HDR_FDES_MAX (1U << 20)
 
 /* The ELF addresses where the FDEs of elf begin, ascending, into *ret (to
  * free), and their number into *n. Returns 0, -ENODATA without a table

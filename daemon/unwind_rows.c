@@ -21,6 +21,9 @@
 #define DWARF_RSP 7
 #define DWARF_RIP 16 /* the return address column */
 
+/* x86-64's: mmap maps whole pages of it. */
+#define ELF_PAGE_SIZE 4096
+
 /* Bounds the BPF side relies on: it reads at CFA - 8 and CFA + rbp_off. */
 #define CFA_OFF_MAX (1 << 20)
 
@@ -238,7 +241,8 @@ static int push_row(struct builder *b, uint64_t pc, const struct offcpu_unwind_r
 }
 
 /* The rows of one FDE, from start on; *end is where it ends. */
-static int fde_rows(Dwarf_CFI *cfi, struct builder *b, uint64_t start, uint64_t *end)
+static int fde_rows(Dwarf_CFI *cfi, struct builder *b, struct unwind_budget *budget, uint64_t start,
+                    uint64_t *end)
 {
     uint64_t pc = start;
 
@@ -247,8 +251,10 @@ static int fde_rows(Dwarf_CFI *cfi, struct builder *b, uint64_t start, uint64_t 
         struct offcpu_unwind_row row = {0};
         Dwarf_Addr from, to;
         Dwarf_Frame *frame;
-        int r;
+        int r = unwind_budget_check(budget);
 
+        if (r < 0)
+            return r;
         /* the FDE ends where no frame starts at its last row's end (or the
          * next FDE begins there: it is visited again, harmlessly) */
         if (dwarf_cfi_addrframe(cfi, pc, &frame) < 0)
@@ -266,6 +272,9 @@ static int fde_rows(Dwarf_CFI *cfi, struct builder *b, uint64_t start, uint64_t 
     }
 }
 
+/* Executable segments as the kernel maps them: from the page their first
+ * byte is in. lld starts a segment mid-page (file offset 0x760 at address
+ * 0x1760), where a mapping's offset is the page's (0). */
 static int exec_segments(Elf *elf, struct unwind_rows *r)
 {
     size_t nphdr;
@@ -273,11 +282,16 @@ static int exec_segments(Elf *elf, struct unwind_rows *r)
     if (elf_getphdrnum(elf, &nphdr) < 0)
         return -ENODATA;
     for (size_t i = 0; i < nphdr && r->nsegs < UNWIND_SEGMENTS_MAX; i++) {
+        uint64_t head;
         GElf_Phdr ph;
 
-        if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
-            r->segs[r->nsegs++] = (struct unwind_segment){
-                .offset = ph.p_offset, .vaddr = ph.p_vaddr, .size = ph.p_filesz};
+        if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+            continue;
+        head = ph.p_offset % ELF_PAGE_SIZE;
+        if (ph.p_vaddr % ELF_PAGE_SIZE != head || ph.p_vaddr < head)
+            continue; /* no loader maps that */
+        r->segs[r->nsegs++] = (struct unwind_segment){
+            .offset = ph.p_offset - head, .vaddr = ph.p_vaddr - head, .size = ph.p_filesz + head};
     }
     return r->nsegs ? 0 : -ENODATA;
 }
@@ -401,7 +415,7 @@ static int debug_frame_image(Elf *elf, const Elf_Data *data, struct debug_frame 
 }
 
 /* The CFI of elf's .debug_frame, checked first like .eh_frame's. */
-static int debug_frame_open(Elf *elf, struct debug_frame *d)
+static int debug_frame_open(Elf *elf, struct unwind_budget *budget, struct debug_frame *d)
 {
     Elf_Data *data = debug_frame_bytes(elf);
     int r;
@@ -411,7 +425,7 @@ static int debug_frame_open(Elf *elf, struct debug_frame *d)
         return -ENODATA;
     r = debug_frame_image(elf, data, d);
     if (r >= 0)
-        r = cfi_check_debug_frame(d->elf, &d->starts, &d->n);
+        r = cfi_check_debug_frame(d->elf, budget, &d->starts, &d->n);
     if (r >= 0 && !(d->dwarf = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL)))
         r = -ENODATA;
     if (r >= 0 && !dwarf_getcfi(d->dwarf))
@@ -470,7 +484,7 @@ static int merge_starts(const struct unwind_rows *r, uint64_t *const starts[], c
 /* The rows of FDEs starting at starts, each from its source's CFI; whether
  * some came from a source other than the first into *later. */
 static int build_rows(Dwarf_CFI *const cfis[], const struct fde_start *starts, size_t n,
-                      struct builder *b, bool *later)
+                      struct unwind_budget *budget, struct builder *b, bool *later)
 {
     static const struct offcpu_unwind_row no_cfi = {.cfa = OFFCPU_CFA_NONE};
     uint64_t covered = 0;
@@ -487,7 +501,7 @@ static int build_rows(Dwarf_CFI *const cfis[], const struct fde_start *starts, s
             r = push_row(b, covered, &no_cfi);
         before = b->n;
         if (r >= 0)
-            r = fde_rows(cfis[starts[i].source], b, starts[i].pc, &end);
+            r = fde_rows(cfis[starts[i].source], b, budget, starts[i].pc, &end);
         *later |= starts[i].source > 0 && b->n > before;
         if (end > covered)
             covered = end;
@@ -498,14 +512,15 @@ static int build_rows(Dwarf_CFI *const cfis[], const struct fde_start *starts, s
 }
 
 /* .eh_frame's FDE starts and CFI, if elf has a usable one: NULL without. */
-static int eh_frame_open(Elf *elf, uint64_t **starts, size_t *n, Dwarf_CFI **ret)
+static int eh_frame_open(Elf *elf, struct unwind_budget *budget, uint64_t **starts, size_t *n,
+                         Dwarf_CFI **ret)
 {
     int r = eh_frame_hdr_fde_starts(elf, starts, n);
 
     *ret = NULL;
     /* libdw trusts what it evaluates: only what is bounded gets to it */
     if (r >= 0)
-        r = cfi_check(elf);
+        r = cfi_check(elf, budget);
     if (r >= 0 && !(*ret = dwarf_getcfi_elf(elf)))
         r = -ENODATA;
     if (r < 0) {
@@ -516,7 +531,7 @@ static int eh_frame_open(Elf *elf, uint64_t **starts, size_t *n, Dwarf_CFI **ret
     return r == -ENODATA ? 0 : r;
 }
 
-int unwind_rows_derive(Elf *elf, Elf *debug, struct unwind_rows *ret)
+int unwind_rows_derive(Elf *elf, Elf *debug, struct unwind_budget *budget, struct unwind_rows *ret)
 {
     _cleanup_free_ uint64_t *eh_starts = NULL;
     _cleanup_free_ struct fde_start *starts = NULL;
@@ -530,26 +545,27 @@ int unwind_rows_derive(Elf *elf, Elf *debug, struct unwind_rows *ret)
     r = exec_segments(elf, ret);
     if (r < 0)
         return r;
-    r = eh_frame_open(elf, &eh_starts, &n_eh, &cfis[0]);
+    r = eh_frame_open(elf, budget, &eh_starts, &n_eh, &cfis[0]);
     if (r < 0)
         return r;
     /* what .eh_frame leaves out (all, when a program was built without
      * unwind tables), the file's .debug_frame may say, or its debug file's;
      * the same build's, so at the same addresses */
-    r = debug_frame_open(elf, &df);
+    r = debug_frame_open(elf, budget, &df);
     if (r == -ENODATA && debug)
-        r = debug_frame_open(debug, &df);
+        r = debug_frame_open(debug, budget, &df);
     /* one that cannot be read takes nothing from .eh_frame's rows; without
-     * those, its error is the file's */
+     * those, its error is the file's; a budget spent is the file's in any
+     * case */
     if (r >= 0)
         cfis[1] = dwarf_getcfi(df.dwarf);
-    else if (n_eh || r == -ENODATA)
+    else if (r != -ETIME && r != -ECANCELED && (n_eh || r == -ENODATA))
         r = 0;
     if (r >= 0)
         r = merge_starts(ret, (uint64_t *const[]){eh_starts, df.starts},
                          (const size_t[]){n_eh, df.n}, 2, &starts, &n);
     if (r >= 0)
-        r = build_rows(cfis, starts, n, &b, &ret->debug_frame);
+        r = build_rows(cfis, starts, n, budget, &b, &ret->debug_frame);
     if (cfis[0])
         dwarf_cfi_end(cfis[0]);
     debug_frame_done(&df);
@@ -587,7 +603,8 @@ static Elf *debug_file_of(Elf *elf, pid_t pid, const char *path, int *fd)
     return NULL;
 }
 
-int unwind_rows_derive_fd(int fd, pid_t pid, const char *path, struct unwind_rows *ret)
+int unwind_rows_derive_fd(int fd, pid_t pid, const char *path, struct unwind_budget *budget,
+                          struct unwind_rows *ret)
 {
     _cleanup_close_ int debug_fd = -EBADF;
     Elf *elf, *debug = NULL;
@@ -599,7 +616,7 @@ int unwind_rows_derive_fd(int fd, pid_t pid, const char *path, struct unwind_row
         return -ENOEXEC;
     if (elf_kind(elf) == ELF_K_ELF) {
         debug = debug_file_of(elf, pid, path, &debug_fd);
-        r = unwind_rows_derive(elf, debug, ret);
+        r = unwind_rows_derive(elf, debug, budget, ret);
     } else {
         r = -ENOEXEC;
     }

@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include "offcpu.h"
+#include "unwind_budget.h"
 
 /* Rows one file may have: libc has ~20k, a big C++ program ~1M. */
 #define UNWIND_ROWS_PER_FILE_MAX (4U << 20)
@@ -42,14 +43,17 @@ struct unwind_rows {
 
 /* The rows of the ELF file elf, merged where neighbours say the same: from
  * its .eh_frame, and where that has no FDE from its .debug_frame, or (if it
- * has none) from that of debug, its separate debug file (NULL: none).
- * Returns 0, -ENODATA for a file without usable CFI, -E2BIG past
- * UNWIND_ROWS_PER_FILE_MAX or addresses beyond 4 GiB, -ENOMEM. */
-int unwind_rows_derive(Elf *elf, Elf *debug, struct unwind_rows *ret);
+ * has none) from that of debug, its separate debug file (NULL: none); within
+ * budget (NULL: none). Returns 0, -ENODATA for a file without usable CFI,
+ * -EBADMSG for CFI that cannot be decoded, -E2BIG past the bounds of
+ * cfi_check.h or UNWIND_ROWS_PER_FILE_MAX or addresses beyond 4 GiB,
+ * -ETIME or -ECANCELED as the budget says, -ENOMEM. */
+int unwind_rows_derive(Elf *elf, Elf *debug, struct unwind_budget *budget, struct unwind_rows *ret);
 
 /* The same, of the ELF file open on fd; its debug file is looked for as
  * process pid sees path, the file's name (NULL: not looked for). */
-int unwind_rows_derive_fd(int fd, pid_t pid, const char *path, struct unwind_rows *ret);
+int unwind_rows_derive_fd(int fd, pid_t pid, const char *path, struct unwind_budget *budget,
+                          struct unwind_rows *ret);
 
 /* The ELF address of file offset offset in an executable segment of r, or
  * -ENOENT. */

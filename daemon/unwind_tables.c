@@ -21,6 +21,7 @@
 #include "proc_maps.h"
 #include "row_space.h"
 #include "sorted_search.h"
+#include "unwind_budget.h"
 #include "unwind_rows.h"
 
 /* Files known at most (with rows or without): beyond, frame pointers. */
@@ -61,6 +62,8 @@ struct unwind_tables {
     size_t nprocs, procs_cap;
     struct unwind_tables_stats stats;
     struct offcpu_unwind_process table; /* the one being written */
+    const atomic_bool *stop;            /* set when the daemon stops */
+    int64_t stop_at;                    /* CLOCK_MONOTONIC: reading stops then (0: never) */
 };
 
 int unwind_tables_new(struct offcpu_unwind_row *rows, uint32_t rows_max, int procs_fd, int files_fd,
@@ -95,6 +98,11 @@ struct unwind_tables *unwind_tables_free(struct unwind_tables *t)
     return NULL;
 }
 
+void unwind_tables_set_stop(struct unwind_tables *t, const atomic_bool *stop)
+{
+    t->stop = stop;
+}
+
 static int compare_file_to_key(const void *elem, const void *key)
 {
     return file_key_compare(&(*(struct table_file *const *)elem)->key, key);
@@ -122,22 +130,50 @@ static void publish_file(struct unwind_tables *t, const struct table_file *f)
     bpf_map_update_elem(t->files_fd, &f->kernel_key, &v, BPF_ANY);
 }
 
+/* Count a file whose rows were refused, and name it among the last. */
+static void count_refused(struct unwind_tables *t, pid_t pid, const char *path, int error)
+{
+    struct unwind_tables_stats *s = &t->stats;
+    struct unwind_refused *e;
+    char proc[32];
+    struct stat st;
+
+    t->stats.files_refused++;
+    if (s->nrefused == UNWIND_REFUSED_KEPT)
+        memmove(&s->refused[0], &s->refused[1], --s->nrefused * sizeof(s->refused[0]));
+    e = &s->refused[s->nrefused++];
+    /* as bytes, cut to fit: replies escape names (name_escape.h) */
+    snprintf(e->path, sizeof(e->path), "%s", path ?: "?");
+    e->pid = pid;
+    snprintf(proc, sizeof(proc), "/proc/%d", (int)pid);
+    e->uid = stat(proc, &st) == 0 ? st.st_uid : (uid_t)-1;
+    e->error = error;
+}
+
 /* Read the rows of the file open on fd (path, as pid sees it, to find its
- * debug file) into the array, if there is room. */
-static void load_rows(struct unwind_tables *t, int fd, pid_t pid, const char *path,
-                      struct table_file *f)
+ * debug file) into the array, if there is room. -ECANCELED when the reading
+ * was stopped: the file is not known then. */
+static int load_rows(struct unwind_tables *t, int fd, pid_t pid, const char *path,
+                     struct table_file *f)
 {
     int64_t started = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    struct unwind_budget budget = unwind_budget_for_file(t->stop, t->stop_at);
     struct unwind_rows rows;
     int64_t first;
+    int r;
 
     f->first = -1;
+    r = unwind_rows_derive_fd(fd, pid, path, &budget, &rows);
+    t->stats.build_ns += (uint64_t)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - started);
+    if (r == -ECANCELED)
+        return r;
     t->stats.files_read++;
-    if (unwind_rows_derive_fd(fd, pid, path, &rows) < 0) {
+    if (r == -ENODATA || r == -ENOEXEC)
         t->stats.files_without_cfi++;
-        t->stats.build_ns += (uint64_t)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - started);
-        return;
-    }
+    else if (r < 0)
+        count_refused(t, pid, path, r);
+    if (r < 0)
+        return 0;
     first = row_space_take(&t->space, (uint32_t)rows.n);
     if (first < 0) {
         t->stats.files_over_budget++;
@@ -154,7 +190,7 @@ static void load_rows(struct unwind_tables *t, int fd, pid_t pid, const char *pa
     unwind_rows_done(&rows);
     if (f->first >= 0)
         publish_file(t, f);
-    t->stats.build_ns += (uint64_t)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - started);
+    return 0;
 }
 
 /* The file behind mapping m of pid, its rows read if new; NULL if it cannot
@@ -183,7 +219,10 @@ static struct table_file *file_of(struct unwind_tables *t, pid_t pid, const stru
     f->key = key;
     f->kernel_key = (struct offcpu_unwind_file_key){
         .dev = (uint64_t)major(st.st_dev) << 20 | minor(st.st_dev), .ino = st.st_ino};
-    load_rows(t, fd, pid, m->path, f);
+    if (load_rows(t, fd, pid, m->path, f) < 0) {
+        free(f);
+        return NULL;
+    }
     memmove(&t->files[i + 1], &t->files[i], (t->nfiles - i) * sizeof(*t->files));
     t->files[i] = f;
     t->nfiles++;
@@ -357,7 +396,14 @@ int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm)
     return 0;
 }
 
-void unwind_tables_load_all(struct unwind_tables *t, void (*between)(void *userdata),
+/* Whether reading is to stop: the daemon stops, or its time is up. */
+static bool stopping(const struct unwind_tables *t)
+{
+    return (t->stop && atomic_load(t->stop)) ||
+           (t->stop_at && clock_ns(CLOCK_MONOTONIC) >= t->stop_at);
+}
+
+void unwind_tables_load_all(struct unwind_tables *t, int64_t until, void (*between)(void *userdata),
                             void *userdata)
 {
     DIR *d = opendir("/proc");
@@ -365,13 +411,15 @@ void unwind_tables_load_all(struct unwind_tables *t, void (*between)(void *userd
 
     if (!d)
         return;
-    while ((e = readdir(d)))
+    t->stop_at = until;
+    while (!stopping(t) && (e = readdir(d)))
         if (isdigit((unsigned char)e->d_name[0])) {
             unwind_tables_load(t, (pid_t)strtol(e->d_name, NULL, 10), 0);
             if (between)
                 between(userdata);
         }
     closedir(d);
+    t->stop_at = 0;
 }
 
 void unwind_tables_count_grace_periods(struct unwind_tables *t, uint64_t n)

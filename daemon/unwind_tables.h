@@ -8,7 +8,10 @@
  * address or address space its table does not know) and for every process
  * at start. A file's rows go when no process's table names it any more, and
  * their room is reused once no walk can still be reading them. Rows that do
- * not fit in the room given are not loaded, and counted. Each file with rows
+ * not fit in the room given are not loaded, and counted; so are files
+ * refused for their call frame information (malformed, or more entries,
+ * instructions or CPU time than a file may take: see unwind_budget.h), the
+ * last few by name. Each file with rows
  * is also listed by its identity, for code a process mapped since its table
  * was read (the walk finds the file through the VMA).
  */
@@ -16,6 +19,7 @@
 #define UNWIND_TABLES_H
 
 #include <linux/types.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -23,11 +27,25 @@
 
 struct unwind_tables;
 
+/* Refused files named in status: the last so many, each by the name a
+ * process mapped it under (at most so many bytes, escaped to printable
+ * ASCII). */
+#define UNWIND_REFUSED_KEPT     8
+#define UNWIND_REFUSED_PATH_MAX 256
+
+struct unwind_refused {
+    char path[UNWIND_REFUSED_PATH_MAX];
+    pid_t pid; /* a process that mapped it */
+    uid_t uid; /* whose process (-1: unknown): status names the file to them and root */
+    int error; /* why, a negative errno of unwind_rows_derive */
+};
+
 struct unwind_tables_stats {
     uint64_t files;             /* files with rows loaded */
     uint64_t rows;              /* rows they take */
     uint64_t rows_max;          /* room for rows (unwind-memory) */
     uint64_t files_without_cfi; /* files read that have none: frame pointers there */
+    uint64_t files_refused;     /* files whose CFI was refused: frame pointers there */
     uint64_t files_over_budget; /* files whose rows did not fit: frame pointers there */
     uint64_t processes;         /* processes with a table */
     uint64_t table_reads;       /* tables read (announcements, start) */
@@ -35,6 +53,8 @@ struct unwind_tables_stats {
     uint64_t files_read;        /* files whose rows were derived since start */
     uint64_t files_debug_frame; /* among them, with rows from .debug_frame */
     uint64_t build_ns;          /* CPU time deriving and loading them (thread clock) */
+    struct unwind_refused refused[UNWIND_REFUSED_KEPT]; /* the last refused, oldest first */
+    size_t nrefused;
 };
 
 /* rows: the BPF array of rows, mapped (rows_max of them); procs_fd: the BPF
@@ -43,13 +63,19 @@ int unwind_tables_new(struct offcpu_unwind_row *rows, uint32_t rows_max, int pro
                       struct unwind_tables **ret);
 struct unwind_tables *unwind_tables_free(struct unwind_tables *t);
 
+/* Reading stops at once (a file's reading too) once *stop is set: the
+ * daemon is stopping. */
+void unwind_tables_set_stop(struct unwind_tables *t, const atomic_bool *stop);
+
 /* Read the table of process pid, whose address space the BPF side calls mm
  * (0 when not known: at start). Returns 0 or a negative errno. */
 int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm);
 
-/* Read the tables of every process; between (if not NULL) is called after
- * each, so that what is more urgent need not wait for all. */
-void unwind_tables_load_all(struct unwind_tables *t, void (*between)(void *userdata),
+/* Read the tables of every process, until CLOCK_MONOTONIC until (0: no
+ * end; a file read then is cut off, and read again when next asked for);
+ * between (if not NULL) is called after each, so that what is more urgent
+ * need not wait for all. */
+void unwind_tables_load_all(struct unwind_tables *t, int64_t until, void (*between)(void *userdata),
                             void *userdata);
 
 /* How many RCU grace periods have ended since start (one per flip): rows

@@ -61,6 +61,8 @@ static int on_ask(void *ctx, void *data, size_t size)
 
     if (size < sizeof(*a))
         return 0;
+    if (atomic_load(&w->stop))
+        return 0; /* the daemon stops: the asks left are passed over */
     hold_for_test(w);
     unwind_tables_count_grace_periods(w->tables, atomic_load(&w->grace_periods));
     /* a process gone already is no error */
@@ -68,11 +70,14 @@ static int on_ask(void *ctx, void *data, size_t size)
     return 0;
 }
 
+/* Between two tables of the reading of all: what is asked meanwhile, and
+ * status kept up to date (that reading takes seconds on a busy host). */
 static void take_asks(void *userdata)
 {
     struct unwind_worker *w = userdata;
 
     ring_buffer__consume(w->asks);
+    publish_stats(w);
 }
 
 static void *serve(void *userdata)
@@ -82,7 +87,7 @@ static void *serve(void *userdata)
     /* Every table again, now that the programs are attached: a process that
      * exec'd while they were read first was not announced. A request waits
      * for one process's table at most, not for all of them. */
-    unwind_tables_load_all(w->tables, take_asks, w);
+    unwind_tables_load_all(w->tables, 0, take_asks, w);
     publish_stats(w);
 
     while (!atomic_load(&w->stop)) {
@@ -129,6 +134,8 @@ int unwind_worker_start(struct unwind_tables *t, int asks_fd, struct unwind_work
         return -ENOMEM;
     }
     w->tables = t;
+    /* the reading of a file stops too, within a CPU budget's check */
+    unwind_tables_set_stop(t, &w->stop);
     delay_ms = strtoul(getenv("OFFCPUD_TABLE_DELAY_MS") ?: "0", NULL, 10);
     w->delay_ns = (int64_t)((delay_ms < 60000 ? delay_ms : 60000) * NSEC_PER_MSEC);
     pthread_mutex_init(&w->stats_lock, NULL);

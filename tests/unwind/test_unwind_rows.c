@@ -166,7 +166,7 @@ static void check_file(const char *path)
     long compared;
     int r;
 
-    r = fd < 0 ? -errno : unwind_rows_derive_fd(fd, 0, NULL, &rows);
+    r = fd < 0 ? -errno : unwind_rows_derive_fd(fd, 0, NULL, NULL, &rows);
     CHECK(r == 0, "%s: rows derived (%s)", path, r < 0 ? strerror(-r) : "ok");
     if (r < 0)
         return;
@@ -187,7 +187,7 @@ static int rows_of(const char *path, struct unwind_rows *ret)
 
     if (fd < 0 || !abs)
         return -errno;
-    return unwind_rows_derive_fd(fd, getpid(), abs, ret);
+    return unwind_rows_derive_fd(fd, getpid(), abs, NULL, ret);
 }
 
 static void check_same_rows(const char *a, const char *b)
@@ -217,7 +217,7 @@ int main(int argc, char **argv)
         }
     CHECK(signal_rows > 0, "%ld rows of signal frames followed (libc's __restore_rt)", signal_rows);
     /* not ELF: a clear error, never rows */
-    r = unwind_rows_derive_fd(fd, 0, NULL, &rows);
+    r = unwind_rows_derive_fd(fd, 0, NULL, NULL, &rows);
     CHECK(r == -ENOEXEC, "not ELF: %s", strerror(-r));
     return CHECK_EXIT();
 }
