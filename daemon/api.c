@@ -522,6 +522,15 @@ static json_t *unwind_refused_json(struct daemon *d, const struct peer *peer)
                      "unwind_refused", a);
 }
 
+/* The ELF files' symbols: what they hold, what did not fit. */
+static json_t *symbols_json(const struct symbolizer_stats *ss)
+{
+    return json_pack("{s:I, s:I, s:I, s:I}", "symbol_memory_used", (json_int_t)ss->symbol_bytes,
+                     "symbol_memory_limit", (json_int_t)ss->symbol_memory, "symbol_files_refused",
+                     (json_int_t)ss->symbol_files_refused, "symbol_files_evicted",
+                     (json_int_t)ss->symbol_files_evicted);
+}
+
 static json_t *server_json(struct daemon *d)
 {
     struct vl_server_stats st;
@@ -631,6 +640,7 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
                                         (json_int_t)r->intern.stacks.count, "strings_interned",
                                         (json_int_t)r->intern.strings.count, "symbol_files",
                                         (json_int_t)ss.elf_files));
+    json_object_update_new(o, symbols_json(&ss));
     json_object_update_new(o, collector_json(d));
     json_object_set_new(o, "missing", missing_json(d));
     json_object_update_new(o, unwind_json(d));

@@ -24,6 +24,8 @@ void config_defaults(struct config *c)
     c->interval_ns = 1 * NSEC_PER_SEC;
     c->retention_ns = 15 * 60 * NSEC_PER_SEC;
     c->memory_limit = 256ULL << 20;
+    /* a big C++ program's full .symtab (1M symbols) takes 60-100 MiB */
+    c->symbol_memory = 256ULL << 20;
     c->journal_size = 64ULL << 20;
     /* field by field: the reload compares these bytes, padding included */
     c->collector.attach = COLLECTOR_ATTACH_AUTO;
@@ -230,6 +232,8 @@ static const struct key keys[] = {
      "must be a duration of at least 1s, e.g. 15m", NULL},
     {"memory-limit", parse_size_key, FIELD(memory_limit), 1ULL << 20, UINT64_MAX,
      "must be a size of at least 1M, e.g. 256M", NULL},
+    {"symbol-memory", parse_size_key, FIELD(symbol_memory), 1ULL << 20, 64ULL << 30,
+     "must be a size from 1M to 64G, e.g. 256M", NULL},
     {"attach", parse_choice, FIELD(collector.attach), 0, 0, "must be auto, tp_btf or raw_tp",
      attach_choices},
     {"aggregate-entries", parse_u32_key, FIELD(collector.agg_entries), 1024, 1U << 24,

@@ -18,6 +18,7 @@ struct config {
     uint64_t interval_ns;
     uint64_t retention_ns;
     uint64_t memory_limit;
+    uint64_t symbol_memory; /* ELF files' symbols, beside memory_limit */
     struct collector_options collector;
     char trace_cgroups[2048]; /* cgroup paths, space-separated; empty: all */
     char socket_group[64];    /* its members may connect and read (see group-access) */

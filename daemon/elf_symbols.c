@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -29,13 +30,18 @@
  * file must not size an allocation unchecked. */
 #define PHDR_MAX 4096
 
+/* 24 bytes a symbol (the names apart): a program may hold millions. Sizes
+ * and reaches past 4 GiB are clamped; no function is that large. */
 struct esym {
-    uint64_t addr, end;
-    uint64_t max_end; /* the largest end of this and all earlier symbols */
-    uint32_t name;    /* offset in the pool */
-    uint8_t rank;     /* of the binding, to pick one name among aliases */
-    bool label;       /* the entry point's label (label_entry) */
+    uint64_t addr;
+    uint32_t size;
+    uint32_t reach; /* from addr to the largest end of this and all earlier symbols */
+    uint32_t name;  /* offset in the pool */
+    uint8_t rank;   /* of the binding, to pick one name among aliases */
+    bool label;     /* the entry point's label (label_entry) */
 };
+
+_Static_assert(sizeof(struct esym) == 24, "kept small: one per symbol");
 
 struct segment {
     uint64_t offset, filesz, vaddr;
@@ -49,7 +55,19 @@ struct elf_symbols {
     struct strpool pool;
     struct elf_debug_ref debug;
     uint64_t entry; /* e_entry, 0 if none */
+    const struct elf_symbols_budget *budget;
+    bool refused; /* a symbol table over the budget was not read */
 };
+
+static uint64_t esym_end(const struct esym *s)
+{
+    return s->addr + s->size;
+}
+
+static uint32_t clamp_u32(uint64_t v)
+{
+    return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
 
 static void elf_endp(Elf **elf)
 {
@@ -61,19 +79,37 @@ struct elf_symbols *elf_symbols_free(struct elf_symbols *e)
 {
     if (!e)
         return NULL;
-    free(e->syms);
+    elf_symbols_drop(e);
     free(e->segs);
-    free(e->pool.data);
     free(e);
     return NULL;
 }
 
+void elf_symbols_drop(struct elf_symbols *e)
+{
+    free(e->syms);
+    free(e->pool.data);
+    e->syms = NULL;
+    e->n = e->cap = 0;
+    e->pool = (struct strpool){0};
+}
+
+size_t elf_symbols_memory(const struct elf_symbols *e)
+{
+    return e->cap * sizeof(*e->syms) + e->pool.cap;
+}
+
+bool elf_symbols_refused(const struct elf_symbols *e)
+{
+    return e->refused;
+}
+
+/* Within what read_symbols reserved: more than the tables' sizes said (names
+ * shared by many symbols, each copied) is a file over budget. */
 static int syms_push(struct elf_symbols *e, const struct esym *sym)
 {
-    int r = array_reserve(&e->syms, &e->cap, e->n + 1, sizeof(*e->syms), 256);
-
-    if (r < 0)
-        return r;
+    if (e->n >= e->cap)
+        return -E2BIG;
     e->syms[e->n++] = *sym;
     return 0;
 }
@@ -121,6 +157,7 @@ static int add_symbol(Elf *elf, size_t strtab, const GElf_Sym *sym, struct elf_s
                  (type == STT_FUNC || type == STT_NOTYPE);
     struct esym s = {};
     const char *name;
+    size_t len;
     int r;
 
     if (!entry && ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym->st_size == 0))
@@ -131,11 +168,14 @@ static int add_symbol(Elf *elf, size_t strtab, const GElf_Sym *sym, struct elf_s
     if (!name || !name[0] || name[0] == '@')
         return 0;
     /* "read@GLIBC_2.2.5": a symbol version is not part of the function's name */
-    r = strpool_add(&e->pool, name, strcspn(name, "@"), &s.name);
+    len = strcspn(name, "@");
+    if (len >= e->pool.cap - e->pool.len)
+        return -E2BIG;
+    r = strpool_add(&e->pool, name, len, &s.name);
     if (r < 0)
         return r;
     s.addr = sym->st_value;
-    s.end = sym->st_value + (entry ? ENTRY_LABEL_BYTES : sym->st_size);
+    s.size = entry ? ENTRY_LABEL_BYTES : clamp_u32(sym->st_size);
     s.label = entry;
     s.rank = binding_rank(GELF_ST_BIND(sym->st_info));
     return syms_push(e, &s);
@@ -162,33 +202,148 @@ static int read_symbol_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, stru
     return 0;
 }
 
-/* symtab_only: a debug file's .dynsym (if any) is the stripped file's, read already */
-static int read_symbols(Elf *elf, struct elf_symbols *e, bool symtab_only)
+static bool is_symbol_table(const GElf_Shdr *sh, bool symtab_only)
+{
+    return sh->sh_type == SHT_SYMTAB || (sh->sh_type == SHT_DYNSYM && !symtab_only);
+}
+
+/* Whether a section's contents lie in the file: its sizes are a hostile
+ * file's word, and reserve memory. */
+static bool in_file(const GElf_Shdr *sh, uint64_t file_size)
+{
+    return sh->sh_offset <= file_size && sh->sh_size <= file_size - sh->sh_offset;
+}
+
+/* What reading the symbol tables would hold at most: one entry a symbol and
+ * all their names. libelf reads as much (the raw tables) while they are
+ * read, so that a table over the cap is refused before any of it is read. */
+static void symbols_estimate(Elf *elf, bool symtab_only, uint64_t file_size, size_t *entries,
+                             size_t *names_bytes)
+{
+    size_t entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+    Elf_Scn *scn = NULL;
+
+    *entries = *names_bytes = 0;
+    while (entsize > 0 && (scn = elf_nextscn(elf, scn))) {
+        GElf_Shdr sh, strtab;
+        Elf_Scn *names;
+
+        if (!gelf_getshdr(scn, &sh) || !is_symbol_table(&sh, symtab_only) ||
+            !in_file(&sh, file_size))
+            continue;
+        *entries += sh.sh_size / entsize;
+        names = elf_getscn(elf, sh.sh_link);
+        if (names && gelf_getshdr(names, &strtab) && in_file(&strtab, file_size))
+            *names_bytes += strtab.sh_size;
+    }
+}
+
+/* Exactly n elements: array_reserve's doubling would leave up to twice as
+ * many allocated. */
+static int resize_exact(void *array, size_t *cap, size_t n, size_t elem_size)
+{
+    void **p = array;
+    void *resized;
+
+    if (n == *cap)
+        return 0;
+    resized = reallocarray(*p, n ?: 1, elem_size);
+    if (!resized)
+        return -ENOMEM;
+    *p = resized;
+    *cap = n;
+    return 0;
+}
+
+/* Room for entries more symbols and names more bytes of names, within the
+ * budget (-E2BIG past it): sized once for the most that may come, and cut to
+ * what came in finish_symbols. */
+static int reserve_symbols(struct elf_symbols *e, size_t entries, size_t names)
+{
+    size_t most;
+    int r = 0;
+
+    if (e->n + entries <= e->cap && e->pool.len + names <= e->pool.cap)
+        return 0;
+    if (entries > (SIZE_MAX / 2 - names) / sizeof(struct esym))
+        return -E2BIG;
+    most = elf_symbols_memory(e) + entries * sizeof(struct esym) + names;
+    if (most > e->budget->cap ||
+        (e->budget->make_room && e->budget->make_room(e->budget->userdata, most) < 0))
+        return -E2BIG;
+    if (e->n + entries > e->cap)
+        r = resize_exact(&e->syms, &e->cap, e->n + entries, sizeof(*e->syms));
+    if (r == 0 && e->pool.len + names > e->pool.cap)
+        r = resize_exact(&e->pool.data, &e->pool.cap, e->pool.len + names, 1);
+    return r;
+}
+
+/* Refused: what was read of it goes too. */
+static void refuse(struct elf_symbols *e)
+{
+    elf_symbols_drop(e);
+    e->refused = true;
+}
+
+/* symtab_only: a debug file's .dynsym (if any) is the stripped file's, read
+ * already; file_size: of the file elf reads. */
+static int read_symbols(Elf *elf, struct elf_symbols *e, bool symtab_only, uint64_t file_size)
 {
     Elf_Scn *scn = NULL;
+    size_t entries, names;
+    int r;
 
     e->debug.stripped = true;
     while ((scn = elf_nextscn(elf, scn))) {
         GElf_Shdr sh;
-        int r;
 
-        if (!gelf_getshdr(scn, &sh))
-            continue;
-        if (sh.sh_type == SHT_SYMTAB)
+        if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
             e->debug.stripped = false;
-        if (sh.sh_type != SHT_SYMTAB && (sh.sh_type != SHT_DYNSYM || symtab_only))
+    }
+    symbols_estimate(elf, symtab_only, file_size, &entries, &names);
+    if (entries == 0)
+        return 0;
+    r = reserve_symbols(e, entries, names);
+    if (r == -E2BIG) {
+        e->refused = true;
+        return 0;
+    }
+    if (r < 0)
+        return r;
+    while ((scn = elf_nextscn(elf, scn))) {
+        GElf_Shdr sh;
+
+        if (!gelf_getshdr(scn, &sh) || !is_symbol_table(&sh, symtab_only))
             continue;
         r = read_symbol_section(elf, scn, &sh, e);
+        if (r == -E2BIG) {
+            refuse(e);
+            return 0;
+        }
         if (r < 0)
             return r;
     }
     return 0;
 }
 
+struct go_count {
+    size_t functions, name_bytes;
+};
+
+static int count_go_function(const struct go_func *f, void *userdata)
+{
+    struct go_count *c = userdata;
+
+    c->functions++;
+    c->name_bytes += strlen(f->name) + 1;
+    return 0;
+}
+
 static int add_go_function(const struct go_func *f, void *userdata)
 {
     struct elf_symbols *e = userdata;
-    struct esym s = {.addr = f->entry, .end = f->end, .rank = binding_rank(STB_GLOBAL)};
+    struct esym s = {
+        .addr = f->entry, .size = clamp_u32(f->end - f->entry), .rank = binding_rank(STB_GLOBAL)};
     int r = strpool_add(&e->pool, f->name, strlen(f->name), &s.name);
 
     return r < 0 ? r : syms_push(e, &s);
@@ -220,8 +375,19 @@ static int read_go_functions(Elf *elf, struct elf_symbols *e)
     data = pclntab ? elf_getdata(pclntab, NULL) : NULL;
     if (!data || !data->d_buf)
         return 0;
-    int r = go_pclntab_functions(data->d_buf, data->d_size, text, add_go_function, e);
+    /* counted first, to reserve within the budget as read_symbols does */
+    struct go_count count = {};
+    int r = go_pclntab_functions(data->d_buf, data->d_size, text, count_go_function, &count);
 
+    if (r < 0)
+        return 0;
+    r = reserve_symbols(e, count.functions, count.name_bytes);
+    if (r == -E2BIG) {
+        e->refused = true;
+        return 0;
+    }
+    if (r == 0)
+        r = go_pclntab_functions(data->d_buf, data->d_size, text, add_go_function, e);
     return r == -ENOMEM ? r : 0;
 }
 
@@ -235,8 +401,8 @@ static int esym_compare(const void *a, const void *b, void *userdata)
 
     if (x->addr != y->addr)
         return x->addr < y->addr ? -1 : 1;
-    if (x->end != y->end)
-        return x->end > y->end ? -1 : 1;
+    if (x->size != y->size)
+        return x->size > y->size ? -1 : 1;
     if (x->rank != y->rank)
         return x->rank < y->rank ? -1 : 1;
     return strcmp(pool + x->name, pool + y->name);
@@ -255,17 +421,21 @@ static int label_entry(struct elf_symbols *e)
 {
     size_t at = sorted_count_at_or_below(e->syms, e->n, sizeof(*e->syms),
                                          offsetof(struct esym, addr), e->entry);
-    struct esym label = {.addr = e->entry, .end = e->entry + ENTRY_LABEL_BYTES, .label = true};
+    struct esym label = {.addr = e->entry, .size = ENTRY_LABEL_BYTES, .label = true};
     int r;
 
-    if (!e->entry || e->entry > UINT64_MAX - ENTRY_LABEL_BYTES)
+    if (!e->entry || e->entry > UINT64_MAX - ENTRY_LABEL_BYTES || e->refused)
         return 0;
     /* at: the symbols starting at or below the entry; one covering it wins */
     for (size_t i = at; i-- > 0 && at - i <= LOOKUP_WALK_MAX;)
-        if (e->syms[i].end > e->entry && !e->syms[i].label)
+        if (esym_end(&e->syms[i]) > e->entry && !e->syms[i].label)
             return 0;
     if (at == 0 || !e->syms[at - 1].label) {
-        r = strpool_add(&e->pool, "_start", strlen("_start"), &label.name);
+        r = reserve_symbols(e, 1, sizeof("_start"));
+        if (r == -E2BIG)
+            return 0; /* no room: the entry stays file+0x... */
+        if (r == 0)
+            r = strpool_add(&e->pool, "_start", strlen("_start"), &label.name);
         if (r < 0)
             return r;
         r = syms_push(e, &label);
@@ -278,8 +448,8 @@ static int label_entry(struct elf_symbols *e)
     /* the labels (a debug file's may come after the stripped file's) end at
      * the next symbol, which sorts right after them */
     for (size_t i = at; at < e->n && i-- > 0 && e->syms[i].addr == e->entry;)
-        if (e->syms[i].label && e->syms[i].end > e->syms[at].addr)
-            e->syms[i].end = e->syms[at].addr;
+        if (e->syms[i].label && esym_end(&e->syms[i]) > e->syms[at].addr)
+            e->syms[i].size = (uint32_t)(e->syms[at].addr - e->syms[i].addr);
     return 0;
 }
 
@@ -299,15 +469,21 @@ static int finish_symbols(struct elf_symbols *e)
     for (size_t i = 0; i < e->n; i++) {
         const struct esym *s = &e->syms[i];
 
-        if (i + 1 < e->n && s[1].addr == s->addr && s[1].end == s->end)
+        uint64_t max_end = esym_end(s);
+
+        if (i + 1 < e->n && s[1].addr == s->addr && s[1].size == s->size)
             continue;
+        if (n > 0 && e->syms[n - 1].addr + e->syms[n - 1].reach > max_end)
+            max_end = e->syms[n - 1].addr + e->syms[n - 1].reach;
         e->syms[n] = *s;
-        e->syms[n].max_end =
-            n > 0 && e->syms[n - 1].max_end > s->end ? e->syms[n - 1].max_end : s->end;
+        e->syms[n].reach = clamp_u32(max_end - s->addr);
         n++;
     }
     e->n = n;
-    return 0;
+    r = resize_exact(&e->syms, &e->cap, e->n, sizeof(*e->syms));
+    if (r == 0)
+        r = resize_exact(&e->pool.data, &e->pool.cap, e->pool.len, 1);
+    return r;
 }
 
 /* The GNU build-id note, from any note section. */
@@ -372,7 +548,7 @@ int elf_debug_ref_read(Elf *elf, struct elf_debug_ref *ref)
     return 0;
 }
 
-static int read_elf(Elf *elf, struct elf_symbols *e)
+static int read_elf(Elf *elf, uint64_t file_size, struct elf_symbols *e)
 {
     GElf_Ehdr eh;
     int r;
@@ -386,20 +562,23 @@ static int read_elf(Elf *elf, struct elf_symbols *e)
     if (r < 0)
         return r;
     elf_debug_ref_read(elf, &e->debug); /* first: reading the symbols says if stripped */
-    r = read_symbols(elf, e, false);
+    r = read_symbols(elf, e, false, file_size);
     if (r == 0 && e->debug.stripped)
         r = read_go_functions(elf, e);
     return r < 0 ? r : finish_symbols(e);
 }
 
-int elf_symbols_read(int fd, struct elf_symbols **ret)
+int elf_symbols_read(int fd, const struct elf_symbols_budget *budget, struct elf_symbols **ret)
 {
     _cleanup_(elf_endp) Elf *elf = NULL;
     struct elf_symbols *e;
+    struct stat st;
     int r;
 
     if (elf_version(EV_CURRENT) == EV_NONE)
         return -ENOTSUP;
+    if (fstat(fd, &st) < 0)
+        return -errno;
     /* ELF_C_READ, not ELF_C_READ_MMAP: a file truncated under a mapping
      * would fault on access instead of failing a read. */
     elf = elf_begin(fd, ELF_C_READ, NULL);
@@ -408,7 +587,8 @@ int elf_symbols_read(int fd, struct elf_symbols **ret)
     e = calloc(1, sizeof(*e));
     if (!e)
         return -ENOMEM;
-    r = read_elf(elf, e);
+    e->budget = budget;
+    r = read_elf(elf, (uint64_t)st.st_size, e);
     if (r < 0) {
         elf_symbols_free(e);
         return r;
@@ -456,15 +636,18 @@ int elf_debug_ref_check(const struct elf_debug_ref *ref, Elf *debug, int fd)
 int elf_symbols_add_debug(struct elf_symbols *e, int fd)
 {
     _cleanup_(elf_endp) Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+    struct stat st;
     GElf_Ehdr eh;
     int r;
 
     if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
         return -ENOEXEC;
+    if (fstat(fd, &st) < 0)
+        return -errno;
     r = elf_debug_ref_check(&e->debug, elf, fd);
     if (r < 0)
         return r;
-    r = read_symbols(elf, e, true);
+    r = read_symbols(elf, e, true, (uint64_t)st.st_size);
     e->debug.stripped = false;
     return r < 0 ? r : finish_symbols(e);
 }
@@ -492,9 +675,9 @@ const char *elf_symbols_lookup(const struct elf_symbols *e, uint64_t vaddr)
     for (size_t i = lo, steps = 0; i > 0 && steps < LOOKUP_WALK_MAX; i--, steps++) {
         const struct esym *s = &e->syms[i - 1];
 
-        if (s->max_end <= vaddr)
+        if (s->addr + s->reach <= vaddr)
             break;
-        if (vaddr < s->end)
+        if (vaddr < esym_end(s))
             return e->pool.data + s->name;
     }
     return NULL;

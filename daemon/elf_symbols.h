@@ -14,11 +14,34 @@
 
 struct elf_symbols;
 
-/* Read the ELF file open on fd (the descriptor is not kept).
+/* Where the memory for a file's symbols comes from: at most cap bytes for one
+ * file, and make_room(userdata, bytes) (if set) to be called before that much
+ * is read (it may free other files' symbols; < 0: none is read). */
+struct elf_symbols_budget {
+    size_t cap;
+    int (*make_room)(void *userdata, size_t bytes);
+    void *userdata;
+};
+
+/* Read the ELF file open on fd (the descriptor is not kept). Its symbols
+ * take what budget allows (entries and names, its debug file's included): a
+ * file whose symbol tables could hold more than the cap has its segments and
+ * build-id read, but no symbols (elf_symbols_refused), and none of its
+ * tables is read. The budget must outlive e.
  * Returns 0, -ENOEXEC if it is not an ELF executable or shared object, or
  * another negative errno. */
-int elf_symbols_read(int fd, struct elf_symbols **ret);
+int elf_symbols_read(int fd, const struct elf_symbols_budget *budget, struct elf_symbols **ret);
 struct elf_symbols *elf_symbols_free(struct elf_symbols *e);
+
+/* Bytes its symbols hold. */
+size_t elf_symbols_memory(const struct elf_symbols *e);
+
+/* A symbol table (its own or its debug file's) over the cap was not read. */
+bool elf_symbols_refused(const struct elf_symbols *e);
+
+/* Free the symbols, keep the rest (segments, build-id): its frames are
+ * named by offset from now on. */
+void elf_symbols_drop(struct elf_symbols *e);
 
 /* The address a file offset is loaded at, through the PT_LOAD segment whose
  * file contents hold it. Returns 0 or -ENOENT. */
@@ -48,7 +71,8 @@ int elf_debug_ref_read(Elf *elf, struct elf_debug_ref *ref);
  * (without one) the debuglink's CRC over the whole file; else -ESTALE. */
 int elf_debug_ref_check(const struct elf_debug_ref *ref, Elf *debug, int fd);
 
-/* Add the function symbols of the debug file open on fd. It must be the one
+/* Add the function symbols of the debug file open on fd, within the cap the
+ * file was read with (over it, refused as above). It must be the one
  * the reference names: same build-id, or (without one) the debuglink's CRC
  * over the whole file. Returns 0, -ESTALE for another file, or -errno. */
 int elf_symbols_add_debug(struct elf_symbols *e, int fd);

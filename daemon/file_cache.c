@@ -24,13 +24,18 @@ struct cached_file {
     struct file_key key;
     struct elf_symbols *syms; /* NULL: not ELF, or unreadable: offsets only */
     unsigned last_pass;
-    unsigned refs; /* holders (mappings of cached processes): not evicted */
+    unsigned refs;         /* holders (mappings of cached processes): not evicted */
+    unsigned used_pass;    /* its symbols last read or looked up */
+    unsigned evicted_pass; /* its symbols last evicted, if evicted */
+    bool evicted;
 };
 
 struct file_cache {
     unsigned pass;
     struct cached_file **files; /* sorted by key */
     size_t n_files;
+    size_t symbol_memory; /* the budget of all files' symbols */
+    struct elf_symbols_budget budget;
     struct file_cache_stats stats;
 };
 
@@ -53,12 +58,45 @@ int file_key_compare(const struct file_key *a, const struct file_key *b)
     return memcmp(a, b, sizeof(*a));
 }
 
-int file_cache_new(struct file_cache **ret)
+/* Free the symbols of the files used least recently (of those used as long
+ * ago, the largest first) until bytes more fit. */
+static int make_room(void *userdata, size_t bytes)
+{
+    struct file_cache *c = userdata;
+
+    while (c->stats.symbol_bytes + bytes > c->symbol_memory) {
+        struct cached_file *victim = NULL;
+
+        for (size_t i = 0; i < c->n_files; i++) {
+            struct cached_file *f = c->files[i];
+
+            if (!f->syms || elf_symbols_memory(f->syms) == 0)
+                continue;
+            if (!victim || f->used_pass < victim->used_pass ||
+                (f->used_pass == victim->used_pass &&
+                 elf_symbols_memory(f->syms) > elf_symbols_memory(victim->syms)))
+                victim = f;
+        }
+        if (!victim)
+            return -ENOSPC;
+        c->stats.symbol_bytes -= elf_symbols_memory(victim->syms);
+        elf_symbols_drop(victim->syms);
+        victim->evicted = true;
+        victim->evicted_pass = c->pass;
+        c->stats.symbol_files_evicted++;
+    }
+    return 0;
+}
+
+int file_cache_new(size_t symbol_memory, struct file_cache **ret)
 {
     struct file_cache *c = calloc(1, sizeof(*c));
 
     if (!c)
         return -ENOMEM;
+    c->symbol_memory = symbol_memory;
+    /* one file at most half: another big one still fits beside it */
+    c->budget = (struct elf_symbols_budget){symbol_memory / 2, make_room, c};
     /* pointers only: sized for the maximum once */
     c->files = calloc(FILE_CACHE_MAX, sizeof(*c->files));
     if (!c->files) {
@@ -69,8 +107,10 @@ int file_cache_new(struct file_cache **ret)
     return 0;
 }
 
-static void file_free(struct cached_file *f)
+static void file_free(struct file_cache *c, struct cached_file *f)
 {
+    if (f->syms)
+        c->stats.symbol_bytes -= elf_symbols_memory(f->syms);
     elf_symbols_free(f->syms);
     free(f);
 }
@@ -80,7 +120,7 @@ struct file_cache *file_cache_free(struct file_cache *c)
     if (!c)
         return NULL;
     for (size_t i = 0; i < c->n_files; i++)
-        file_free(c->files[i]);
+        file_free(c, c->files[i]);
     free(c->files);
     free(c);
     return NULL;
@@ -95,7 +135,7 @@ void file_cache_begin_pass(struct file_cache *c)
     c->pass++;
     for (size_t i = 0; i < c->n_files; i++) {
         if (c->files[i]->refs == 0 && c->pass - c->files[i]->last_pass > FILE_IDLE_PASSES)
-            file_free(c->files[i]);
+            file_free(c, c->files[i]);
         else
             c->files[n++] = c->files[i];
     }
@@ -109,36 +149,62 @@ static int compare_file_to_key(const void *elem, const void *key)
     return file_key_compare(&(*f)->key, key);
 }
 
-/* Read the file open on fd into a cache entry. A file that is not ELF gets
- * an entry too, so that it is not read again at every pass. */
-static int file_read(int fd, const struct file_key *k, struct cached_file **ret)
+/* A stripped file's names come from its debug file, where one is installed. */
+static void add_debug_symbols(struct file_cache *c, pid_t pid, const char *mapped_path,
+                              struct elf_symbols *e)
+{
+    _cleanup_close_ int fd = -EBADF;
+
+    if (!elf_symbols_debug_ref(e)->stripped)
+        return;
+    fd = debug_file_open(pid, mapped_path, elf_symbols_debug_ref(e));
+    if (fd >= 0 && elf_symbols_add_debug(e, fd) == 0)
+        c->stats.debug_files++;
+}
+
+/* The symbols of the file open on fd, its debug file's too, counted in the
+ * budget; NULL for a file that is not ELF (it keeps an entry all the same,
+ * so that it is not read again at every pass). */
+static int symbols_read(struct file_cache *c, int fd, pid_t pid, const char *mapped_path,
+                        struct elf_symbols **ret)
+{
+    struct elf_symbols *e = NULL;
+    int r = elf_symbols_read(fd, &c->budget, &e);
+
+    *ret = NULL;
+    if (r == -ENOEXEC)
+        return 0;
+    if (r < 0)
+        return r;
+    add_debug_symbols(c, pid, mapped_path, e);
+    if (elf_symbols_refused(e))
+        c->stats.symbol_files_refused++;
+    c->stats.symbol_bytes += elf_symbols_memory(e);
+    *ret = e;
+    return 0;
+}
+
+static int file_insert(struct file_cache *c, size_t i, const struct file_key *k,
+                       struct elf_symbols *syms, struct cached_file **ret)
 {
     struct cached_file *f = calloc(1, sizeof(*f));
-    int r;
 
     if (!f)
         return -ENOMEM;
-    f->key = *k;
-    r = elf_symbols_read(fd, &f->syms);
-    if (r < 0 && r != -ENOEXEC) {
-        free(f);
-        return r;
-    }
+    *f = (struct cached_file){.key = *k, .syms = syms, .used_pass = c->pass};
+    memmove(&c->files[i + 1], &c->files[i], (c->n_files - i) * sizeof(*c->files));
+    c->files[i] = f;
+    c->n_files++;
     *ret = f;
     return 0;
 }
 
-/* A stripped file's names come from its debug file, where one is installed. */
-static void add_debug_symbols(struct file_cache *c, pid_t pid, const char *mapped_path,
-                              struct cached_file *f)
+/* Symbols evicted come back for a program that maps the file anew, but not
+ * sooner than an idle file would go: files that do not fit together are not
+ * read over and over. */
+static bool symbols_due(const struct file_cache *c, const struct cached_file *f)
 {
-    _cleanup_close_ int fd = -EBADF;
-
-    if (!f->syms || !elf_symbols_debug_ref(f->syms)->stripped)
-        return;
-    fd = debug_file_open(pid, mapped_path, elf_symbols_debug_ref(f->syms));
-    if (fd >= 0 && elf_symbols_add_debug(f->syms, fd) == 0)
-        c->stats.debug_files++;
+    return f->evicted && c->pass - f->evicted_pass > FILE_IDLE_PASSES;
 }
 
 /* The cached file with the identity st, read from path if not cached yet;
@@ -149,29 +215,38 @@ static struct cached_file *file_get(struct file_cache *c, pid_t pid, const char 
     struct file_key k = file_key_from_stat(st), opened;
     _cleanup_close_ int fd = -EBADF;
     struct cached_file *f = NULL;
+    struct elf_symbols *syms;
     struct stat fst;
     size_t i;
     bool found;
 
     i = sorted_search(c->files, c->n_files, sizeof(*c->files), &k, compare_file_to_key, &found);
-    if (found)
+    if (found && !symbols_due(c, c->files[i]))
         return c->files[i];
-    if (c->n_files >= FILE_CACHE_MAX)
+    if (!found && c->n_files >= FILE_CACHE_MAX)
         return &no_file;
     fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0 || fstat(fd, &fst) < 0)
-        return &no_file;
+        return found ? c->files[i] : &no_file;
     /* replaced between stat and open: next pass will see the new one */
     opened = file_key_from_stat(&fst);
-    if (file_key_compare(&opened, &k) != 0)
-        return &no_file;
-    if (file_read(fd, &k, &f) < 0)
-        return &no_file;
-    add_debug_symbols(c, pid, mapped_path, f);
+    if (file_key_compare(&opened, &k) != 0 || symbols_read(c, fd, pid, mapped_path, &syms) < 0)
+        return found ? c->files[i] : &no_file;
     c->stats.opens++;
-    memmove(&c->files[i + 1], &c->files[i], (c->n_files - i) * sizeof(*c->files));
-    c->files[i] = f;
-    c->n_files++;
+    if (found) {
+        f = c->files[i];
+        elf_symbols_free(f->syms); /* dropped: nothing counted */
+        f->syms = syms;
+        f->evicted = false;
+        f->used_pass = c->pass;
+        return f;
+    }
+    if (file_insert(c, i, &k, syms, &f) < 0) {
+        if (syms)
+            c->stats.symbol_bytes -= elf_symbols_memory(syms);
+        elf_symbols_free(syms);
+        return &no_file;
+    }
     return f;
 }
 
@@ -230,6 +305,12 @@ const struct elf_symbols *cached_file_symbols(const struct cached_file *f)
     return f->syms;
 }
 
+void file_cache_used(struct file_cache *c, struct cached_file *f)
+{
+    if (f != &no_file)
+        f->used_pass = c->pass;
+}
+
 int file_cache_open(pid_t pid, const struct proc_map *m)
 {
     char path[PATH_MAX + 64];
@@ -247,4 +328,5 @@ void file_cache_get_stats(const struct file_cache *c, struct file_cache_stats *r
 {
     *ret = c->stats;
     ret->files = c->n_files;
+    ret->symbol_memory = c->symbol_memory;
 }

@@ -30,12 +30,20 @@ struct file_cache;
 struct cached_file;
 
 struct file_cache_stats {
-    uint64_t files;       /* files cached */
-    uint64_t opens;       /* files read (cache misses) */
-    uint64_t debug_files; /* separate debug files read for stripped ones */
+    uint64_t files;                /* files cached */
+    uint64_t opens;                /* files read (cache misses) */
+    uint64_t debug_files;          /* separate debug files read for stripped ones */
+    uint64_t symbol_memory;        /* the budget of all files' symbols */
+    uint64_t symbol_bytes;         /* ... held */
+    uint64_t symbol_files_refused; /* files whose symbols were over the cap of one file */
+    uint64_t symbol_files_evicted; /* files whose symbols were freed for another's */
 };
 
-int file_cache_new(struct file_cache **ret);
+/* The files' symbols take at most symbol_memory bytes together, one file
+ * at most half: a file over that is refused (named by offset only), and
+ * the symbols of the files used least recently are freed for a new file's.
+ * Those come back when a program maps their file anew, a while later. */
+int file_cache_new(size_t symbol_memory, struct file_cache **ret);
 struct file_cache *file_cache_free(struct file_cache *c);
 
 /* Start a pass: files no mapping holds, and unused for a while, go. */
@@ -50,6 +58,9 @@ void file_cache_release(struct cached_file *f);
 /* Its function symbols (its debug file's too, for a stripped one), or NULL
  * for a file that is not ELF or could not be read. */
 const struct elf_symbols *cached_file_symbols(const struct cached_file *f);
+
+/* Its symbols were looked up: the last to be evicted. */
+void file_cache_used(struct file_cache *c, struct cached_file *f);
 
 /* Open the file behind mapping m of process pid, for what the cache does
  * not keep (call frame information). Returns a descriptor or a negative errno. */

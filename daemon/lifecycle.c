@@ -165,9 +165,10 @@ static void reload(struct loop *l)
         strcmp(fresh.trace_cgroups, d->cfg.trace_cgroups) != 0 ||
         strcmp(fresh.state_dir, d->cfg.state_dir) != 0 ||
         strcmp(fresh.metrics_listen, d->cfg.metrics_listen) != 0 ||
+        fresh.symbol_memory != d->cfg.symbol_memory ||
         memcmp(&fresh.collector, &d->cfg.collector, sizeof(fresh.collector)) != 0)
-        log_notice("reload: socket, state-directory, metrics-listen and collector settings "
-                   "change at the next restart only");
+        log_notice("reload: socket, state-directory, metrics-listen, symbol-memory and "
+                   "collector settings change at the next restart only");
     d->cfg.interval_ns = fresh.interval_ns;
     d->cfg.retention_ns = fresh.retention_ns;
     d->cfg.memory_limit = fresh.memory_limit;

@@ -108,7 +108,7 @@ static int start(struct daemon *d)
         return log_error_errno(ENOMEM, "setting up the metrics: out of memory");
     state_dir_restore(d);
     lifecycle_apply_settings(d);
-    r = symbolizer_new(&d->sym);
+    r = symbolizer_new(d->cfg.symbol_memory, &d->sym);
     if (r < 0)
         return log_error_errno(r, "setting up the symbolizer: %s", strerror(-r));
     r = cgroups_new(&d->cgroups);

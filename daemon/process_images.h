@@ -40,11 +40,11 @@ void process_images_begin_pass(struct process_images *pi);
  * next call into the images. */
 struct image_location {
     struct process_image *image;
-    const struct proc_map *map;     /* the mapping holding addr */
-    const struct cached_file *file; /* the file behind it (PROC_MAP_FILE) */
-    uint64_t offset;                /* addr's offset in that file (PROC_MAP_FILE) */
-    bool has_vaddr;                 /* the file is ELF and loads that offset ... */
-    uint64_t vaddr;                 /* ... at this ELF address */
+    const struct proc_map *map; /* the mapping holding addr */
+    struct cached_file *file;   /* the file behind it (PROC_MAP_FILE) */
+    uint64_t offset;            /* addr's offset in that file (PROC_MAP_FILE) */
+    bool has_vaddr;             /* the file is ELF and loads that offset ... */
+    uint64_t vaddr;             /* ... at this ELF address */
 };
 
 /* Returns 0, the error the mappings could not be read with, or -ENOENT for

@@ -20,14 +20,14 @@ struct symbolizer {
     struct symbolizer_stats stats; /* the frames asked and named */
 };
 
-int symbolizer_new(struct symbolizer **ret)
+int symbolizer_new(size_t symbol_memory, struct symbolizer **ret)
 {
     struct symbolizer *s = calloc(1, sizeof(*s));
     int r;
 
     if (!s)
         return -ENOMEM;
-    r = file_cache_new(&s->files);
+    r = file_cache_new(symbol_memory, &s->files);
     if (r == 0)
         r = process_images_new(s->files, &s->images);
     if (r == 0)
@@ -73,9 +73,10 @@ static int name_file_frame(struct symbolizer *s, const struct image_location *at
     if (where)
         frame_where_set(where, at->map->path, at->offset, ref ? ref->build_id : NULL,
                         ref ? ref->build_id_len : 0);
-    if (at->has_vaddr)
+    if (at->has_vaddr) {
+        file_cache_used(s->files, at->file);
         name = elf_symbols_lookup(syms, at->vaddr);
-    else if (!syms)
+    } else if (!syms)
         name = process_image_jit_symbol(s->images, at->image, addr);
     if (!name) {
         frame_name_in_file(buf, size, at->map->path, at->offset);
@@ -150,6 +151,10 @@ void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *r
     ret->elf_files = files.files;
     ret->elf_opens = files.opens;
     ret->debug_files = files.debug_files;
+    ret->symbol_memory = files.symbol_memory;
+    ret->symbol_bytes = files.symbol_bytes;
+    ret->symbol_files_refused = files.symbol_files_refused;
+    ret->symbol_files_evicted = files.symbol_files_evicted;
     ret->maps_reads = images.maps_reads;
     ret->perf_map_reads = images.perf_map_reads;
     ret->kallsyms_loads = kernel_symbols_reads(s->kernel);

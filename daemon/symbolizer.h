@@ -33,6 +33,10 @@ struct symbolizer_stats {
     uint64_t kernel_named;
     uint64_t kallsyms_loads; /* /proc/kallsyms reads */
     uint64_t perf_map_reads; /* perf maps (JIT code) read */
+    uint64_t symbol_memory;  /* ELF files' symbols: the budget (see file_cache.h) */
+    uint64_t symbol_bytes;   /* ... held */
+    uint64_t symbol_files_refused;
+    uint64_t symbol_files_evicted;
 };
 
 /* Returned by symbolizer_kernel_frame (name filled) for frames of the kinds
@@ -46,7 +50,8 @@ struct symbolizer_stats {
  * the walk found beyond it is no caller, and is dropped. */
 #define SYMBOLIZER_ROOT 2
 
-int symbolizer_new(struct symbolizer **ret);
+/* The symbols of ELF files take at most symbol_memory bytes (file_cache.h). */
+int symbolizer_new(size_t symbol_memory, struct symbolizer **ret);
 struct symbolizer *symbolizer_free(struct symbolizer *s);
 
 /* Start a pass (one drain). A process's mappings are read at most once per

@@ -110,7 +110,7 @@ int main(void)
     keys[3].state = 'D';
 
     intern_init(&in);
-    CHECK(symbolizer_new(&sym) == 0, "a symbolizer");
+    CHECK(symbolizer_new(SIZE_MAX, &sym) == 0, "a symbolizer");
     CHECK(snapshot_build(&d, sym, NULL, &in, &snap, &stats) == 0 && snap->n == 4, "four records");
     CHECK(snap->start_ns == 100 && snap->end_ns == 200, "the generation's bounds");
     CHECK(snap->records[0].total_ns == 5000000 && snap->records[0].count == 5 &&

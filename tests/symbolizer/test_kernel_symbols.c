@@ -241,7 +241,8 @@ static void test_program_loaded(void)
     char want[128], name[256];
     int fd, r;
 
-    CHECK(symbolizer_new(&s) == 0 && schedule, "symbolizer made, schedule at 0x%" PRIx64, schedule);
+    CHECK(symbolizer_new(SIZE_MAX, &s) == 0 && schedule, "symbolizer made, schedule at 0x%" PRIx64,
+          schedule);
     if (!s)
         return;
     symbolizer_begin_pass(s);

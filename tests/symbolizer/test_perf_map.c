@@ -290,7 +290,8 @@ static void test_symbolizer(void)
     struct target t;
     int r;
 
-    CHECK(symbolizer_new(&s) == 0 && start_target(false, &t) == 0, "symbolizer and target");
+    CHECK(symbolizer_new(SIZE_MAX, &s) == 0 && start_target(false, &t) == 0,
+          "symbolizer and target");
     map_path(t.pid, path, sizeof(path));
     CHECK(write_file(path, map_text, NOBODY) == 0, "perf map written");
 

@@ -425,6 +425,35 @@ static void test_proc_maps_parse(void)
     proc_maps_done(&m);
 }
 
+static const struct elf_symbols_budget unbounded = {SIZE_MAX, NULL, NULL};
+
+/* A file's symbols over the cap: not read, the file still places offsets;
+ * under it, 24 bytes a symbol and its name. */
+static void test_symbol_cap(const char *path)
+{
+    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct elf_symbols *e = NULL;
+    struct elf_symbols_budget small = {4096, NULL, NULL};
+    uint64_t vaddr;
+    size_t n, bytes;
+
+    CHECK(fd >= 0 && elf_symbols_read(fd, &unbounded, &e) == 0, "cap: %s read", path);
+    if (!e)
+        return;
+    n = elf_symbols_count(e);
+    bytes = elf_symbols_memory(e);
+    CHECK(n > 0 && !elf_symbols_refused(e) && bytes < n * (24 + 64),
+          "cap: %zu symbols in %zu bytes, %zu a symbol", n, bytes, bytes / (n ?: 1));
+    e = elf_symbols_free(e);
+    small.cap = bytes / 2;
+    CHECK(elf_symbols_read(fd, &small, &e) == 0 && elf_symbols_refused(e) &&
+              elf_symbols_count(e) == 0 && elf_symbols_memory(e) == 0,
+          "cap: over %zu bytes, refused", small.cap);
+    CHECK(e && elf_symbols_offset_to_vaddr(e, 0, &vaddr) == 0,
+          "cap: refused, offsets still placed");
+    e = elf_symbols_free(e);
+}
+
 /* Read a file made of the given bytes; it must not crash, and must not
  * claim symbols it does not have. */
 static int read_bytes(const void *bytes, size_t n, struct elf_symbols **ret)
@@ -433,7 +462,7 @@ static int read_bytes(const void *bytes, size_t n, struct elf_symbols **ret)
 
     if (fd < 0 || write(fd, bytes, n) != (ssize_t)n)
         return -errno;
-    return elf_symbols_read(fd, ret);
+    return elf_symbols_read(fd, &unbounded, ret);
 }
 
 static void test_hostile_elf(const char *real)
@@ -505,7 +534,7 @@ int main(int argc, char **argv)
     }
     /* a test program must not outlive a failed check */
     signal(SIGPIPE, SIG_IGN);
-    CHECK(symbolizer_new(&s) == 0, "symbolizer made");
+    CHECK(symbolizer_new(SIZE_MAX, &s) == 0, "symbolizer made");
     if (!s)
         return CHECK_EXIT();
     for (int i = 1; i < argc; i++)
@@ -513,6 +542,7 @@ int main(int argc, char **argv)
     test_lld_layout(argv[3]);
     test_deleted(s, argv[1]);
     test_own_mappings(s);
+    test_symbol_cap(argv[1]);
     test_kernel(s);
     symbolizer_get_stats(s, &st);
     printf("stats: %" PRIu64 " ELF files, %" PRIu64 " read, %" PRIu64 " maps reads, %" PRIu64
