@@ -100,15 +100,24 @@ static int read_layout(const struct table *t, uint32_t magic, uint64_t text_star
     return 0;
 }
 
-bool go_function_is_stack_root(const char *name)
+bool go_function_is_stack_root(const char *name, bool is_leaf)
 {
+    /* a thread's or goroutine's first frame: nothing was ever below it */
     static const char *const roots[] = {"goexit", "mstart", "rt0_go"};
+    /* they call on a stack they switched to (mcall: the thread's own, g0;
+     * clone: the new thread's); as the interrupted pc they are still on
+     * their caller's, whose frames are real (a clone blocking in the parent) */
+    static const char *const switches[] = {"mcall", "clone"};
     static const char prefix[] = "runtime.";
+    const char *base = name + sizeof(prefix) - 1;
 
     if (strncmp(name, prefix, sizeof(prefix) - 1) != 0)
         return false;
     for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
-        if (strcmp(name + sizeof(prefix) - 1, roots[i]) == 0)
+        if (strcmp(base, roots[i]) == 0)
+            return true;
+    for (size_t i = 0; !is_leaf && i < sizeof(switches) / sizeof(switches[0]); i++)
+        if (strcmp(base, switches[i]) == 0)
             return true;
     return false;
 }

@@ -35,9 +35,14 @@ int go_pclntab_functions(const uint8_t *data, size_t size, uint64_t text_start, 
 /* The outermost frames of Go's stacks: a goroutine's runtime.goexit, a
  * thread's runtime.mstart, the main thread's runtime.rt0_go. Nothing beyond
  * one is its caller: a frame pointer there still holds what it held before
- * (another thread's, in a clone's child). (Go's own tracebacks also end at
- * runtime.mcall and runtime.morestack, where they do not follow the switch
- * from the scheduler's stack; a frame-pointer walk may, to the goroutine's.) */
-bool go_function_is_stack_root(const char *name);
+ * (another thread's, in a clone's child). And, as a caller (is_leaf false),
+ * the two that call on a stack they switched to: runtime.clone, whose
+ * frame pointer in the child is the parent's; runtime.mcall, which calls
+ * the scheduler (park_m, ...) on the thread's own stack with the frame
+ * pointer of the goroutine it parked: that goroutine is not a caller (mcall's
+ * callee never returns to it, and Go's tracebacks stop at mcall too).
+ * runtime.systemstack is not one: it returns to its goroutine, which Go's
+ * profiler follows too (runtime/traceback.go, _TraceJumpStack). */
+bool go_function_is_stack_root(const char *name, bool is_leaf);
 
 #endif

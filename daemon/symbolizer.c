@@ -64,7 +64,7 @@ void symbolizer_begin_pass(struct symbolizer *s)
  * which stays meaningful (addr2line, a later symbolization) and is never
  * a wrong name. A file that is not ELF (a memfd) may hold JIT code. */
 static int name_file_frame(struct symbolizer *s, const struct image_location *at, uint64_t addr,
-                           char *buf, size_t size, struct frame_where *where)
+                           bool is_leaf, char *buf, size_t size, struct frame_where *where)
 {
     const struct elf_symbols *syms = cached_file_symbols(at->file);
     const struct elf_debug_ref *ref = syms ? elf_symbols_debug_ref(syms) : NULL;
@@ -84,7 +84,7 @@ static int name_file_frame(struct symbolizer *s, const struct image_location *at
     }
     s->stats.user_named++;
     frame_name_symbol(buf, size, name);
-    return go_function_is_stack_root(name) ? SYMBOLIZER_ROOT : 0;
+    return go_function_is_stack_root(name, is_leaf) ? SYMBOLIZER_ROOT : 0;
 }
 
 int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint32_t exec_id, uint64_t ip,
@@ -103,7 +103,7 @@ int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint32_t exec_id, ui
         return frame_name_unknown(buf, size, r);
     switch (at.map->kind) {
     case PROC_MAP_FILE:
-        return name_file_frame(s, &at, addr, buf, size, where);
+        return name_file_frame(s, &at, addr, is_leaf, buf, size, where);
     case PROC_MAP_VDSO:
         frame_name_literal(buf, size, FRAME_NAME_VDSO);
         return 0;

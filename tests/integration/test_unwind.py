@@ -758,9 +758,15 @@ def test_go_without_symbols_named_as_go_names_it(daemons, tmp_path):
     truth = measured(tmp_path, "go_sleeper")
     share, stacks = entry_share(dwarf, truth["pid"])
     assert share >= DWARF_SHARE_MIN, why(dwarf, stacks)
-    # and not past the outermost: what a frame pointer gives beyond them is no caller
+    # and not past the outermost: what a frame pointer gives beyond them is no caller;
+    # nor, as callers, past the stack switches: beyond mcall is the goroutine it parked
+    # (an idle thread's wait is not that goroutine's), beyond clone the parent's stack
     outermost = {"runtime.goexit", "runtime.mstart", "runtime.rt0_go"}
-    assert not any(set(s["user"][1:]) & outermost for s in stacks), why(dwarf, stacks)
+    switches = {"runtime.mcall", "runtime.clone"}
+    assert not any(set(s["user"][1:]) & outermost or set(s["user"][1:-1]) & switches
+                   for s in stacks), why(dwarf, stacks)
+    parked = [s for s in stacks if "runtime.park_m" in s["user"]]
+    assert parked and all(s["user"][0] == "runtime.mcall" for s in parked), why(dwarf, parked)
     program = tmp_path / "go_sleeper"
     frames = {(f["name"], f["offset"]) for s in stacks for f in s.get("user_frames") or []
               if f.get("module") == str(program)}

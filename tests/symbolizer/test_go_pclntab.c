@@ -180,13 +180,22 @@ int main(void)
           "a name without its end in the section: refused");
     CHECK(go_pclntab_functions(t.b, t.n, TEXT, stop_at_first, NULL) == -ECANCELED,
           "the callback's error stops the walk");
-    CHECK(go_function_is_stack_root("runtime.goexit") &&
-              go_function_is_stack_root("runtime.mstart") &&
-              go_function_is_stack_root("runtime.rt0_go"),
-          "Go's outermost frames");
-    CHECK(!go_function_is_stack_root("runtime.mstart0") &&
-              !go_function_is_stack_root("main.goexit") && !go_function_is_stack_root("runtime.") &&
-              !go_function_is_stack_root("goexit"),
+    for (int leaf = 0; leaf <= 1; leaf++)
+        CHECK(go_function_is_stack_root("runtime.goexit", leaf) &&
+                  go_function_is_stack_root("runtime.mstart", leaf) &&
+                  go_function_is_stack_root("runtime.rt0_go", leaf),
+              "Go's outermost frames, wherever the walk met them");
+    CHECK(go_function_is_stack_root("runtime.mcall", false) &&
+              go_function_is_stack_root("runtime.clone", false),
+          "a stack switch, as a caller: what is beyond is not one");
+    CHECK(!go_function_is_stack_root("runtime.mcall", true) &&
+              !go_function_is_stack_root("runtime.clone", true),
+          "as the interrupted pc: still on its caller's stack");
+    CHECK(!go_function_is_stack_root("runtime.mstart0", false) &&
+              !go_function_is_stack_root("runtime.systemstack", false) &&
+              !go_function_is_stack_root("main.goexit", false) &&
+              !go_function_is_stack_root("runtime.", false) &&
+              !go_function_is_stack_root("goexit", false),
           "and no other function");
     return CHECK_EXIT();
 }
