@@ -7,160 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "duration.h"
-#include "inet_address.h"
+#include "config_values.h"
 #include "log.h"
 #include "macro.h"
 #include "protocol.h"
-
-/* "256M", "1GiB", "4096" (bytes); binary units. */
-static int parse_size(const char *s, uint64_t *ret)
-{
-    static const struct {
-        const char *suffix;
-        unsigned shift;
-    } units[] = {{"", 0}, {"K", 10}, {"KiB", 10}, {"M", 20}, {"MiB", 20}, {"G", 30}, {"GiB", 30}};
-    char *end;
-    unsigned long long v;
-
-    if (!isdigit((unsigned char)*s))
-        return -EINVAL;
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno)
-        return -ERANGE;
-    for (size_t i = 0; i < ARRAY_SIZE(units); i++)
-        if (strcmp(end, units[i].suffix) == 0) {
-            if (v > (UINT64_MAX >> units[i].shift))
-                return -ERANGE;
-            *ret = v << units[i].shift;
-            return 0;
-        }
-    return -EINVAL;
-}
-
-static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *ret)
-{
-    char *end;
-    unsigned long v;
-
-    if (!isdigit((unsigned char)*s))
-        return -EINVAL;
-    errno = 0;
-    v = strtoul(s, &end, 10);
-    if (errno || *end || v < min || v > max)
-        return -EINVAL;
-    *ret = v;
-    return 0;
-}
-
-static int parse_bool(const char *s, bool *ret)
-{
-    if (strcmp(s, "yes") == 0 || strcmp(s, "true") == 0 || strcmp(s, "1") == 0)
-        *ret = true;
-    else if (strcmp(s, "no") == 0 || strcmp(s, "false") == 0 || strcmp(s, "0") == 0)
-        *ret = false;
-    else
-        return -EINVAL;
-    return 0;
-}
-
-static int parse_duration_key(const struct config_key *k, const char *value, void *field)
-{
-    uint64_t v;
-
-    if (duration_parse(value, &v) < 0 || v < k->min || v > k->max)
-        return -EINVAL;
-    memcpy(field, &v, sizeof(v));
-    return 0;
-}
-
-static int parse_size_key(const struct config_key *k, const char *value, void *field)
-{
-    uint64_t v;
-
-    if (parse_size(value, &v) < 0 || v < k->min || v > k->max)
-        return -EINVAL;
-    memcpy(field, &v, sizeof(v));
-    return 0;
-}
-
-static int parse_u32_key(const struct config_key *k, const char *value, void *field)
-{
-    return parse_u32(value, k->min, k->max, field);
-}
-
-/* A power of two N, kept as its log2: one cache hit in N is checked. */
-static int parse_pow2_key(const struct config_key *k, const char *value, void *field)
-{
-    uint32_t n;
-
-    if (parse_u32(value, k->min, k->max, &n) < 0 || (n & (n - 1)))
-        return -EINVAL;
-    *(uint32_t *)field = __builtin_ctz(n);
-    return 0;
-}
-
-static int parse_bool_key(const struct config_key *k, const char *value, void *field)
-{
-    return parse_bool(value, field);
-}
-
-/* The index of the choice, into an enum or (two choices) a bool. */
-static int parse_choice(const struct config_key *k, const char *value, void *field)
-{
-    for (int i = 0; k->choices[i]; i++)
-        if (strcmp(value, k->choices[i]) == 0) {
-            if (k->size == sizeof(bool))
-                *(bool *)field = i;
-            else
-                *(int *)field = i;
-            return 0;
-        }
-    return -EINVAL;
-}
-
-static int parse_string_key(const struct config_key *k, const char *value, void *field)
-{
-    size_t len = strlen(value);
-
-    if (len < k->min || len > k->max || len >= k->size)
-        return -EINVAL;
-    memcpy(field, value, len + 1);
-    return 0;
-}
-
-static int parse_path_key(const struct config_key *k, const char *value, void *field)
-{
-    return value[0] == '/' ? parse_string_key(k, value, field) : -EINVAL;
-}
-
-static int parse_listen_key(const struct config_key *k, const char *value, void *field)
-{
-    struct sockaddr_storage sa;
-    socklen_t len;
-
-    if (*value && inet_address_parse(value, &sa, &len) < 0)
-        return -EINVAL;
-    return parse_string_key(k, value, field);
-}
-
-/* Up to COLLECTOR_TRACE_CGROUPS_MAX absolute paths, separated by spaces. */
-static int parse_cgroups_key(const struct config_key *k, const char *value, void *field)
-{
-    _cleanup_free_ char *copy = strdup(value);
-    char *save = NULL;
-    unsigned n = 0;
-
-    if (!copy)
-        return -ENOMEM;
-    for (char *p = strtok_r(copy, " \t", &save); p; p = strtok_r(NULL, " \t", &save)) {
-        if (p[0] != '/')
-            return -EINVAL;
-        n++;
-    }
-    return n > COLLECTOR_TRACE_CGROUPS_MAX ? -EINVAL : parse_string_key(k, value, field);
-}
 
 #define FIELD(f) .offset = offsetof(struct config, f), .size = sizeof(((struct config *)0)->f)
 
@@ -180,7 +30,7 @@ const struct config_key config_keys[] = {
      .arg = "PATH",
      .def = PROTOCOL_SOCKET_PATH,
      .help = "listen on PATH ($OFFCPUD_SOCKET sets the default)",
-     .parse = parse_path_key,
+     .parse = config_parse_path,
      FIELD(socket_path),
      .min = 1,
      .max = 107,
@@ -189,7 +39,7 @@ const struct config_key config_keys[] = {
      .arg = "DIR",
      .def = "/var/lib/offcpud",
      .help = "keep the ring here ($STATE_DIRECTORY sets the default)",
-     .parse = parse_path_key,
+     .parse = config_parse_path,
      FIELD(state_dir),
      .min = 1,
      .max = PATH_MAX - 33,
@@ -198,7 +48,7 @@ const struct config_key config_keys[] = {
      .arg = "SIZE",
      .def = "64M",
      .help = "compact the journal of snapshots at this size",
-     .parse = parse_size_key,
+     .parse = config_parse_size,
      FIELD(journal_size),
      .min = 1ULL << 20,
      .max = 1ULL << 40,
@@ -207,7 +57,7 @@ const struct config_key config_keys[] = {
      .arg = "yes|no",
      .def = "no",
      .help = "flush each snapshot journaled to the disk",
-     .parse = parse_bool_key,
+     .parse = config_parse_bool,
      FIELD(journal_sync),
      .why = "must be yes or no"},
     {.name = "interval",
@@ -215,7 +65,7 @@ const struct config_key config_keys[] = {
      .arg = "DURATION",
      .def = "1s",
      .help = "snapshot interval",
-     .parse = parse_duration_key,
+     .parse = config_parse_duration,
      FIELD(interval_ns),
      .min = 10 * NSEC_PER_MSEC,
      .max = 3600 * NSEC_PER_SEC,
@@ -225,7 +75,7 @@ const struct config_key config_keys[] = {
      .arg = "DURATION",
      .def = "15m",
      .help = "keep snapshots this long",
-     .parse = parse_duration_key,
+     .parse = config_parse_duration,
      FIELD(retention_ns),
      .min = NSEC_PER_SEC,
      .max = UINT64_MAX,
@@ -235,7 +85,7 @@ const struct config_key config_keys[] = {
      .arg = "SIZE",
      .def = "256M",
      .help = "memory for snapshots",
-     .parse = parse_size_key,
+     .parse = config_parse_size,
      FIELD(memory_limit),
      .min = 1ULL << 20,
      .max = UINT64_MAX,
@@ -245,7 +95,7 @@ const struct config_key config_keys[] = {
      .arg = "SIZE",
      .def = "256M",
      .help = "memory for the symbols of ELF files",
-     .parse = parse_size_key,
+     .parse = config_parse_size,
      FIELD(symbol_memory),
      .min = 1ULL << 20,
      .max = 64ULL << 30,
@@ -254,7 +104,7 @@ const struct config_key config_keys[] = {
      .arg = "MODE",
      .def = "auto",
      .help = "auto, tp_btf or raw_tp",
-     .parse = parse_choice,
+     .parse = config_parse_choice,
      FIELD(collector.attach),
      .why = "must be auto, tp_btf or raw_tp",
      .choices = attach_choices},
@@ -262,7 +112,7 @@ const struct config_key config_keys[] = {
      .arg = "NUMBER",
      .def = "65536",
      .help = "distinct entries per interval",
-     .parse = parse_u32_key,
+     .parse = config_parse_u32,
      FIELD(collector.agg_entries),
      .min = 1024,
      .max = 1U << 24,
@@ -271,7 +121,7 @@ const struct config_key config_keys[] = {
      .arg = "NUMBER",
      .def = "16384",
      .help = "distinct stacks per interval",
-     .parse = parse_u32_key,
+     .parse = config_parse_u32,
      FIELD(collector.stack_entries),
      .min = 1024,
      .max = 1U << 22,
@@ -280,7 +130,7 @@ const struct config_key config_keys[] = {
      .arg = "PERCENT",
      .def = "25",
      .help = "of the entries one cgroup may fill",
-     .parse = parse_u32_key,
+     .parse = config_parse_u32,
      FIELD(collector.cgroup_share),
      .min = 1,
      .max = 100,
@@ -289,21 +139,21 @@ const struct config_key config_keys[] = {
      .arg = "yes|no",
      .def = "yes",
      .help = "reuse a thread's stacks where it blocked before",
-     .parse = parse_bool_key,
+     .parse = config_parse_bool,
      FIELD(collector.stack_cache),
      .why = "must be yes or no"},
     {.name = "wakers",
      .arg = "yes|no",
      .def = "no",
      .help = "walk wakers' stacks, for offcpuctl wakers",
-     .parse = parse_bool_key,
+     .parse = config_parse_bool,
      FIELD(collector.wakers),
      .why = "must be yes or no"},
     {.name = "stack-cache-check",
      .arg = "N",
      .def = "64",
      .help = "check one stack cache hit in N",
-     .parse = parse_pow2_key,
+     .parse = config_parse_pow2,
      FIELD(collector.cache_check_shift),
      .min = 1,
      .max = 1U << 16,
@@ -312,7 +162,7 @@ const struct config_key config_keys[] = {
      .arg = "MODE",
      .def = "dwarf",
      .help = "dwarf or frame-pointer",
-     .parse = parse_choice,
+     .parse = config_parse_choice,
      FIELD(collector.unwind_dwarf),
      .why = "must be dwarf or frame-pointer",
      .choices = unwind_choices},
@@ -321,7 +171,7 @@ const struct config_key config_keys[] = {
      .arg = "SIZE",
      .def = "32M",
      .help = "kernel memory for the unwind rows",
-     .parse = parse_size_key,
+     .parse = config_parse_size,
      FIELD(collector.unwind_memory),
      .min = 1ULL << 20,
      .max = 4ULL << 30,
@@ -330,14 +180,14 @@ const struct config_key config_keys[] = {
      .arg = "yes|no",
      .def = "yes",
      .help = "trace kernel threads too",
-     .parse = parse_bool_key,
+     .parse = config_parse_bool,
      FIELD(collector.trace_kernel_threads),
      .why = "must be yes or no"},
     {.name = "trace-cgroups",
      .arg = "'PATH...'",
      .def = "",
      .help = "trace only these cgroups and their subtrees (empty: all)",
-     .parse = parse_cgroups_key,
+     .parse = config_parse_cgroups,
      FIELD(trace_cgroups),
      .min = 0,
      .max = SIZE_MAX,
@@ -346,7 +196,7 @@ const struct config_key config_keys[] = {
      .arg = "NAME",
      .def = "offcpu",
      .help = "whose members may connect and read",
-     .parse = parse_string_key,
+     .parse = config_parse_string,
      FIELD(socket_group),
      .min = 1,
      .max = SIZE_MAX,
@@ -355,7 +205,7 @@ const struct config_key config_keys[] = {
      .arg = "own|all",
      .def = "own",
      .help = "what the socket's group may see",
-     .parse = parse_choice,
+     .parse = config_parse_choice,
      FIELD(group_access_all),
      .why = "must be own or all",
      .choices = group_access_choices},
@@ -363,7 +213,7 @@ const struct config_key config_keys[] = {
      .arg = "NUMBER",
      .def = "128",
      .help = "clients connected at once",
-     .parse = parse_u32_key,
+     .parse = config_parse_u32,
      FIELD(max_clients),
      .min = 1,
      .max = 65536,
@@ -372,7 +222,7 @@ const struct config_key config_keys[] = {
      .arg = "NUMBER",
      .def = "16",
      .help = "clients of one user at once (root exempt)",
-     .parse = parse_u32_key,
+     .parse = config_parse_u32,
      FIELD(max_clients_per_uid),
      .min = 1,
      .max = 65536,
@@ -381,7 +231,7 @@ const struct config_key config_keys[] = {
      .arg = "NUMBER",
      .def = "16",
      .help = "metrics clients of one address at once",
-     .parse = parse_u32_key,
+     .parse = config_parse_u32,
      FIELD(max_clients_per_address),
      .min = 1,
      .max = 65536,
@@ -390,7 +240,7 @@ const struct config_key config_keys[] = {
      .arg = "ADDRESS:PORT",
      .def = "",
      .help = "serve Prometheus metrics (empty: off)",
-     .parse = parse_listen_key,
+     .parse = config_parse_listen,
      FIELD(metrics_listen),
      .min = 0,
      .max = SIZE_MAX,
@@ -399,7 +249,7 @@ const struct config_key config_keys[] = {
      .arg = "NUMBER",
      .def = "200",
      .help = "cgroups the metrics name one by one",
-     .parse = parse_u32_key,
+     .parse = config_parse_u32,
      FIELD(metrics_max_cgroups),
      .min = 1,
      .max = 100000,
@@ -408,7 +258,7 @@ const struct config_key config_keys[] = {
      .arg = "DURATION",
      .def = "60s",
      .help = "close a client idle this long",
-     .parse = parse_duration_key,
+     .parse = config_parse_duration,
      FIELD(idle_timeout_ns),
      .min = 100 * NSEC_PER_MSEC,
      .max = 3600 * NSEC_PER_SEC,
@@ -417,7 +267,7 @@ const struct config_key config_keys[] = {
      .arg = "DURATION",
      .def = "5s",
      .help = "for a request to arrive whole",
-     .parse = parse_duration_key,
+     .parse = config_parse_duration,
      FIELD(request_timeout_ns),
      .min = 100 * NSEC_PER_MSEC,
      .max = 3600 * NSEC_PER_SEC,
