@@ -20,27 +20,33 @@ static const struct option own_options[] = {
     {"version", no_argument, NULL, 'V'},
 };
 
+#define HELP_COLUMN 28
+
 static void usage_line(FILE *f, char short_option, const char *name, const char *arg,
                        const char *help, const char *def)
 {
     char left[64];
-    int n = snprintf(left, sizeof(left), "%c%c%c --%s%s%s", short_option ? '-' : ' ',
-                     short_option ? short_option : ' ', short_option ? ',' : ' ', name,
+    int n = snprintf(left, sizeof(left), "%s --%s%s%s",
+                     short_option ? (char[]){'-', short_option, ',', 0} : "   ", name,
                      arg ? " " : "", arg ? arg : "");
 
     /* a long option and its value push the help to a line of its own */
-    fprintf(f, "  %-28s%s%s", left, n < 28 ? "" : "\n",
-            n < 28 ? "" : "                              ");
-    fprintf(f, "%s%s%s%s\n", help, def && *def ? " (default " : "", def && *def ? def : "",
-            def && *def ? ")" : "");
+    if (n < HELP_COLUMN)
+        fprintf(f, "  %-*s", HELP_COLUMN, left);
+    else
+        fprintf(f, "  %s\n  %*s", left, HELP_COLUMN, "");
+    if (def && *def)
+        fprintf(f, "%s (default %s)\n", help, def);
+    else
+        fprintf(f, "%s\n", help);
 }
 
 static void usage(FILE *f)
 {
     fprintf(f, "Usage: offcpud [OPTIONS]\n"
                "Always-on off-CPU profiler: sums blocked time per stack in the kernel and\n"
-               "answers queries from offcpuctl on a Varlink socket. Each option sets the key\n"
-               "of offcpud.conf(5) of its name.\n\n");
+               "answers queries from offcpuctl on a Varlink socket. Each option sets the\n"
+               "offcpud.conf(5) key of the same name.\n\n");
     usage_line(f, 'c', "config", "FILE", "read settings from FILE (command line wins)", NULL);
     for (size_t i = 0; i < config_keys_n; i++)
         usage_line(f, config_keys[i].short_option, config_keys[i].name, config_keys[i].arg,
