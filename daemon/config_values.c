@@ -62,24 +62,30 @@ static int parse_bool(const char *s, bool *ret)
     return 0;
 }
 
-int config_parse_duration(const struct config_key *k, const char *value, void *field)
+/* v, which reading the text returned r for, into a uint64_t field within
+ * the key's bounds */
+static int store_u64(const struct config_key *k, int r, uint64_t v, void *field)
 {
-    uint64_t v;
-
-    if (duration_parse(value, &v) < 0 || v < k->min || v > k->max)
+    if (r < 0 || v < k->min || v > k->max)
         return -EINVAL;
     memcpy(field, &v, sizeof(v));
     return 0;
 }
 
+int config_parse_duration(const struct config_key *k, const char *value, void *field)
+{
+    uint64_t v = 0;
+    int r = duration_parse(value, &v);
+
+    return store_u64(k, r, v, field);
+}
+
 int config_parse_size(const struct config_key *k, const char *value, void *field)
 {
-    uint64_t v;
+    uint64_t v = 0;
+    int r = parse_size(value, &v);
 
-    if (parse_size(value, &v) < 0 || v < k->min || v > k->max)
-        return -EINVAL;
-    memcpy(field, &v, sizeof(v));
-    return 0;
+    return store_u64(k, r, v, field);
 }
 
 int config_parse_u32(const struct config_key *k, const char *value, void *field)
