@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config_values.h"
 #include "log.h"
 #include "macro.h"
 #include "protocol.h"

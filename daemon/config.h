@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "collector_options.h"
+#include "config_key.h"
 
 struct config {
     char socket_path[PATH_MAX];
@@ -32,21 +33,6 @@ struct config {
     uint64_t output_limit;    /* bytes queued for one client */
     char metrics_listen[128]; /* ADDRESS:PORT of the Prometheus endpoint; empty: none */
     uint32_t metrics_max_cgroups;
-};
-
-/* One setting, as the configuration file, the command line (--NAME, and the
- * short option) and --help know it. */
-struct config_key {
-    const char *name;
-    char short_option; /* 0: none */
-    const char *arg;   /* what its value is, for --help: "SIZE", "yes|no" */
-    const char *def;   /* the built-in default, as written in the file ("": empty) */
-    const char *help;  /* one line for --help */
-    int (*parse)(const struct config_key *k, const char *value, void *field);
-    size_t offset, size;        /* of its field in struct config */
-    uint64_t min, max;          /* for numbers, durations, sizes; for strings the length */
-    const char *why;            /* what a valid value is, for the error */
-    const char *const *choices; /* for choices: NULL-terminated, stored as their index */
 };
 
 extern const struct config_key config_keys[];

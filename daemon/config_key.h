@@ -1,12 +1,29 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * How a key's text is read into its field of struct config (config_key.parse):
- * within the key's min and max; -EINVAL for text that is not a valid value.
+ * One setting of struct config (config.h), and how its text is read into its
+ * field: within the key's min and max; -EINVAL for text that is not a valid
+ * value.
  */
-#ifndef CONFIG_VALUES_H
-#define CONFIG_VALUES_H
+#ifndef CONFIG_KEY_H
+#define CONFIG_KEY_H
 
-#include "config.h"
+#include <stddef.h>
+#include <stdint.h>
+
+/* One setting, as the configuration file, the command line (--NAME, and the
+ * short option) and --help know it. */
+struct config_key {
+    const char *name;
+    char short_option; /* 0: none */
+    const char *arg;   /* what its value is, for --help: "SIZE", "yes|no" */
+    const char *def;   /* the built-in default, as written in the file ("": empty) */
+    const char *help;  /* one line for --help */
+    int (*parse)(const struct config_key *k, const char *value, void *field);
+    size_t offset, size;        /* of its field in struct config */
+    uint64_t min, max;          /* for numbers, durations, sizes; for strings the length */
+    const char *why;            /* what a valid value is, for the error */
+    const char *const *choices; /* for choices: NULL-terminated, stored as their index */
+};
 
 /* A duration ("250ms", "15m"). */
 int config_parse_duration(const struct config_key *k, const char *value, void *field);

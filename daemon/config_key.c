@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-#include "config_values.h"
+#include "config_key.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector_options.h"
 #include "duration.h"
 #include "inet_address.h"
 #include "macro.h"
