@@ -13,6 +13,7 @@
 #include "cgroup_unit.h"
 #include "daemon.h"
 #include "frame_detail.h"
+#include "frame_rules.h"
 #include "log.h"
 #include "macro.h"
 #include "name_escape.h"
@@ -55,7 +56,7 @@ static json_t *frames_json(const struct intern *in, uint32_t stack)
     uint32_t n;
 
     if (stack == QUERY_KERNEL_COLLAPSED) {
-        json_array_append_new(a, json_string("[kernel]"));
+        json_array_append_new(a, json_string(FRAME_MARK_KERNEL));
         return a;
     }
     frames = intern_stack_get(in, stack, &n);

@@ -4,71 +4,110 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "log.h"
-#include "protocol.h"
+#include "macro.h"
+
+/* getopt's value of a key without a short option: past every character */
+#define LONG_ONLY 0x100
+
+/* The options of the command line itself, beside one per configuration key. */
+static const struct option own_options[] = {
+    {"config", required_argument, NULL, 'c'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+};
+
+#define HELP_COLUMN 28
+
+static void usage_line(FILE *f, char short_option, const char *name, const char *arg,
+                       const char *help, const char *def)
+{
+    char left[64];
+    int n = snprintf(left, sizeof(left), "%s --%s%s%s",
+                     short_option ? (char[]){'-', short_option, ',', 0} : "   ", name,
+                     arg ? " " : "", arg ? arg : "");
+
+    /* a long option and its value push the help to a line of its own */
+    if (n < HELP_COLUMN)
+        fprintf(f, "  %-*s", HELP_COLUMN, left);
+    else
+        fprintf(f, "  %s\n  %*s", left, HELP_COLUMN, "");
+    if (def && *def)
+        fprintf(f, "%s (default %s)\n", help, def);
+    else
+        fprintf(f, "%s\n", help);
+}
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "Usage: offcpud [OPTIONS]\n"
-            "Always-on off-CPU profiler: sums blocked time per stack in the kernel and\n"
-            "answers queries from offcpuctl on a Varlink socket.\n\n"
-            "  -c, --config FILE          read settings from FILE (command line wins)\n"
-            "  -s, --socket PATH          listen on PATH (default %s, or $OFFCPUD_SOCKET)\n"
-            "  -i, --interval DURATION    snapshot interval (default 1s)\n"
-            "  -r, --retention DURATION   keep snapshots this long (default 15m)\n"
-            "  -m, --memory-limit SIZE    memory for snapshots (default 256M)\n"
-            "      --attach MODE          auto, tp_btf or raw_tp (default auto)\n"
-            "      --state-directory DIR  keep the ring here across restarts\n"
-            "                             (default $STATE_DIRECTORY or /var/lib/offcpud)\n"
-            "      --journal-size SIZE    compact the journal of snapshots at this size\n"
-            "                             (default 64M)\n"
-            "      --journal-sync yes|no  flush each snapshot to disk (default no)\n"
-            "      --stack-cache yes|no   reuse stacks of a thread blocking at the same\n"
-            "                             place again (default yes)\n"
-            "      --wakers yes|no        walk the waker's stacks at each wakeup, for\n"
-            "                             offcpuctl wakers (default no)\n"
-            "      --socket-group NAME    whose members may connect and read (default offcpu)\n"
-            "      --group-access own|all what the socket's group may see (default own)\n"
-            "      --trace-cgroups 'PATH...' trace only these cgroups and their subtrees\n"
-            "      --metrics-listen ADDRESS:PORT  serve Prometheus metrics (default off)\n"
-            "  -h, --help                 show this help\n"
-            "  -V, --version              show the version\n",
-            PROTOCOL_SOCKET_PATH);
+    fprintf(f, "Usage: offcpud [OPTIONS]\n"
+               "Always-on off-CPU profiler: sums blocked time per stack in the kernel and\n"
+               "answers queries from offcpuctl on a Varlink socket. Each option sets the\n"
+               "offcpud.conf(5) key of the same name.\n\n");
+    usage_line(f, 'c', "config", "FILE", "read settings from FILE (command line wins)", NULL);
+    for (size_t i = 0; i < config_keys_n; i++)
+        usage_line(f, config_keys[i].short_option, config_keys[i].name, config_keys[i].arg,
+                   config_keys[i].help, config_keys[i].def);
+    usage_line(f, 'h', "help", NULL, "show this help", NULL);
+    usage_line(f, 'V', "version", NULL, "show the version", NULL);
 }
 
-static const struct option long_options[] = {
-    {"config", required_argument, NULL, 'c'},
-    {"socket", required_argument, NULL, 's'},
-    {"interval", required_argument, NULL, 'i'},
-    {"retention", required_argument, NULL, 'r'},
-    {"memory-limit", required_argument, NULL, 'm'},
-    {"attach", required_argument, NULL, 'a'},
-    {"state-directory", required_argument, NULL, 'd'},
-    {"stack-cache", required_argument, NULL, 0x100},
-    {"group-access", required_argument, NULL, 0x101},
-    {"socket-group", required_argument, NULL, 0x102},
-    {"trace-cgroups", required_argument, NULL, 0x103},
-    {"metrics-listen", required_argument, NULL, 0x104},
-    {"journal-size", required_argument, NULL, 0x105},
-    {"journal-sync", required_argument, NULL, 0x106},
-    {"wakers", required_argument, NULL, 0x107},
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},
-    {NULL, 0, NULL, 0},
-};
+/* getopt's tables, from the keys: "c:hV" and each key's short option. */
+static int make_options(struct option **ret, char **ret_short)
+{
+    size_t n = ARRAY_SIZE(own_options);
+    struct option *opts = calloc(n + config_keys_n + 1, sizeof(*opts));
+    char *shorts = calloc(2 * config_keys_n + 5, 1), *p;
+
+    if (!opts || !shorts) {
+        free(opts);
+        free(shorts);
+        return -ENOMEM;
+    }
+    memcpy(opts, own_options, sizeof(own_options));
+    p = stpcpy(shorts, "c:hV");
+    for (size_t i = 0; i < config_keys_n; i++) {
+        const struct config_key *k = &config_keys[i];
+
+        opts[n++] = (struct option){k->name, required_argument, NULL,
+                                    k->short_option ? k->short_option : LONG_ONLY + (int)i};
+        if (k->short_option) {
+            *p++ = k->short_option;
+            *p++ = ':';
+        }
+    }
+    *ret = opts;
+    *ret_short = shorts;
+    return 0;
+}
+
+static const struct config_key *key_of(int c)
+{
+    if (c >= LONG_ONLY && (size_t)(c - LONG_ONLY) < config_keys_n)
+        return &config_keys[c - LONG_ONLY];
+    for (size_t i = 0; i < config_keys_n; i++)
+        if (config_keys[i].short_option && config_keys[i].short_option == c)
+            return &config_keys[i];
+    return NULL;
+}
 
 int command_line_parse(int argc, char **argv, struct config *cfg)
 {
+    _cleanup_free_ struct option *long_options = NULL;
+    _cleanup_free_ char *short_options = NULL;
     const char *config_file = NULL;
-    int c, idx;
+    int c;
 
+    if (make_options(&long_options, &short_options) < 0)
+        return log_error_errno(ENOMEM, "reading the command line: out of memory");
     /* the file first, so that the command line overrides it; optind = 0 makes
      * getopt start afresh, as a reload parses the same arguments again */
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "c:s:i:r:m:hV", long_options, NULL)) != -1)
+    while ((c = getopt_long(argc, argv, short_options, long_options, NULL)) != -1)
         if (c == 'c')
             config_file = optarg;
     if (config_file && config_load_file(cfg, config_file) < 0)
@@ -76,9 +115,9 @@ int command_line_parse(int argc, char **argv, struct config *cfg)
 
     optind = 0;
     opterr = 1;
-    while ((c = getopt_long(argc, argv, "c:s:i:r:m:hV", long_options, &idx)) != -1) {
+    while ((c = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
+        const struct config_key *k = key_of(c);
         const char *why = "invalid value";
-        const char *key = NULL;
 
         switch (c) {
         case 'h':
@@ -89,15 +128,13 @@ int command_line_parse(int argc, char **argv, struct config *cfg)
             return 1;
         case 'c':
             continue;
-        case '?':
-            usage(stderr);
-            return -EINVAL;
         default:
-            for (idx = 0; long_options[idx].name; idx++)
-                if (long_options[idx].val == c)
-                    key = long_options[idx].name;
-            if (config_set(cfg, key, optarg, &why) < 0) {
-                log_error("--%s %s: %s", key, optarg, why);
+            if (!k) {
+                usage(stderr);
+                return -EINVAL;
+            }
+            if (config_set(cfg, k->name, optarg, &why) < 0) {
+                log_error("--%s %s: %s", k->name, optarg, why);
                 return -EINVAL;
             }
         }

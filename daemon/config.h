@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "collector_options.h"
+#include "config_key.h"
 
 struct config {
     char socket_path[PATH_MAX];
@@ -34,6 +35,11 @@ struct config {
     uint32_t metrics_max_cgroups;
 };
 
+extern const struct config_key config_keys[];
+extern const size_t config_keys_n;
+
+/* Every key's default; $OFFCPUD_SOCKET and $STATE_DIRECTORY (systemd's
+ * StateDirectory=) over those of socket and state-directory. */
 void config_defaults(struct config *c);
 
 /* Set one key ("interval", "retention", "memory-limit", "socket", ...) from its

@@ -40,7 +40,7 @@ int drain_run(struct daemon *d)
         return log_error_errno(r, "keeping a snapshot: %s", strerror(-r));
     }
     /* the newest stays in the ring, whatever the push evicted */
-    state_dir_journal(d, snap);
+    state_dir_journal(&d->state, snap);
     /* what was given up goes back to the system: the allocator would keep it */
     if (ring_memory(&d->ring) < before)
         malloc_trim(0);

@@ -106,7 +106,7 @@ static int start(struct daemon *d)
     /* before the restore, which gives them back their totals */
     if (*d->cfg.metrics_listen && metrics_new(d->cfg.metrics_max_cgroups, &d->metrics) < 0)
         return log_error_errno(ENOMEM, "setting up the metrics: out of memory");
-    state_dir_restore(d);
+    state_dir_restore(&d->state, &d->cfg, &d->ring, d->metrics);
     lifecycle_apply_settings(d);
     r = symbolizer_new(d->cfg.symbol_memory, &d->sym);
     if (r < 0)
@@ -172,7 +172,7 @@ int main(int argc, char **argv)
         /* what the last interval collected is part of what is saved */
         collector_release_held(d.collector);
         drain_run(&d);
-        state_dir_save(&d);
+        state_dir_save(&d.state);
     }
     stop(&d);
     return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;

@@ -9,16 +9,12 @@
 
 #include "frame_cache.h"
 #include "frame_names.h"
+#include "frame_rules.h"
 #include "frame_where.h"
 #include "histogram.h"
 #include "macro.h"
 
 _Static_assert(UID_UNKNOWN == OFFCPU_UID_UNKNOWN, "one unknown owner, two names");
-
-#define MISSED_USER   "[Missed User Stack]"
-#define MISSED_KERNEL "[Missed Kernel Stack]"
-#define NEW_TASK      "[new task]"
-#define IN_EXEC       "[exec]"
 
 struct builder {
     const struct drained *d; /* its stacks */
@@ -40,10 +36,8 @@ struct resolved {
     uint32_t names, where;
 };
 
-/* Intern one stack from its frames, named leaf first as walked: root first.
- * A user frame in no mapping ends the walk there: the frame-pointer chain
- * left known code, and what follows is junk; it reads as one [unknown]. A
- * frame where a stack begins (SYMBOLIZER_ROOT) ends it too, without one. */
+/* Intern one stack from its frames, named leaf first as walked: root first;
+ * which frames it keeps is frame_rule's to say. */
 static struct resolved intern_frames(struct builder *b, const struct offcpu_stack *s,
                                      const struct offcpu_key *k)
 {
@@ -58,13 +52,14 @@ static struct resolved intern_frames(struct builder *b, const struct offcpu_stac
         const struct named_frame *f = frame_cache_get(b->frames, k->tgid, k->exec_id, s->ip[i],
                                                       !s->kernel && i == 0, s->kernel);
 
+        enum frame_step step;
+
         if (!f || !f->name || (!s->kernel && (!f->offset || !f->file)))
             continue; /* out of memory: the frame goes, the stack stays whole otherwise */
-        /* the tracer's frames are where the stack was taken, at its leaf
-         * end; further up, a BPF program is another's, and keeps its name */
-        if (f->result == SYMBOLIZER_SKIP && n == 0)
+        step = frame_rule(s->kernel, i, n, f->result);
+        if (step == FRAME_STEP_DROP)
             continue;
-        if (f->result < 0 && !s->kernel && i > 0) {
+        if (step == FRAME_STEP_UNKNOWN_LAST) {
             static const struct frame_where nowhere;
             char offset[FRAME_WHERE_TEXT_MAX], file[FRAME_WHERE_TEXT_MAX];
 
@@ -81,7 +76,7 @@ static struct resolved intern_frames(struct builder *b, const struct offcpu_stac
             break;
         }
         named[n++] = *f;
-        if (f->result == SYMBOLIZER_ROOT && !s->kernel)
+        if (step == FRAME_STEP_LAST)
             break;
     }
     for (uint32_t i = n; i-- > 0; out++) {
@@ -116,16 +111,17 @@ static struct resolved resolve(struct builder *b, const struct offcpu_key *k, bo
     if (!kernel && (k->kthread || hash == OFFCPU_STACK_NEW_TASK))
         return (struct resolved){0};
     if (hash == OFFCPU_STACK_NEW_TASK)
-        return (struct resolved){.names = intern_marker(b, NEW_TASK)};
+        return (struct resolved){.names = intern_marker(b, FRAME_MARK_NEW_TASK)};
     if (hash == OFFCPU_STACK_EXEC)
-        return (struct resolved){.names = intern_marker(b, IN_EXEC)};
+        return (struct resolved){.names = intern_marker(b, FRAME_MARK_EXEC)};
     if (hash == OFFCPU_STACK_OVER_BUDGET)
         return (struct resolved){.names = intern_marker(b, SNAPSHOT_OVER_BUDGET)};
     s = drained_find_stack(b->d, hash);
     if (!s) {
         if (hash != OFFCPU_STACK_MISSED)
             b->stats->orphan_stacks++;
-        return (struct resolved){.names = intern_marker(b, kernel ? MISSED_KERNEL : MISSED_USER)};
+        return (struct resolved){
+            .names = intern_marker(b, kernel ? FRAME_MARK_MISSED_KERNEL : FRAME_MARK_MISSED_USER)};
     }
     return intern_frames(b, s, k);
 }

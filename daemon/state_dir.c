@@ -10,12 +10,14 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "daemon.h"
+#include "config.h"
 #include "duration.h"
 #include "log.h"
 #include "macro.h"
+#include "metrics.h"
 #include "owned_files.h"
 #include "persist.h"
+#include "ring.h"
 #include "ring_budget.h"
 
 #define RING_TMP    PERSIST_FILE ".tmp"
@@ -23,26 +25,26 @@
 
 /* What a state file may weigh: a ring at twice the limit (the limit may have
  * been lowered since), a full journal, and slack for names. */
-static size_t read_limit(const struct daemon *d)
+static size_t read_limit(const struct state_dir *st)
 {
-    return 2 * d->cfg.memory_limit + d->cfg.journal_size + (64u << 20);
+    return 2 * st->cfg->memory_limit + st->cfg->journal_size + (64u << 20);
 }
 
 /* A write that failed: counted, and said once until writes work again. */
-static void write_failed(struct daemon *d, const char *name, int err)
+static void write_failed(struct state_dir *st, const char *name, int err)
 {
-    d->state.stats.errors++;
-    if (!d->state.failing)
+    st->stats.errors++;
+    if (!st->failing)
         log_warning("writing %s/%s: %s; until this is fixed, a crash loses history",
-                    d->cfg.state_dir, name, strerror(-err));
-    d->state.failing = true;
+                    st->cfg->state_dir, name, strerror(-err));
+    st->failing = true;
 }
 
-static void write_worked(struct daemon *d)
+static void write_worked(struct state_dir *st)
 {
-    if (d->state.failing)
-        log_info("writes to %s work again", d->cfg.state_dir);
-    d->state.failing = false;
+    if (st->failing)
+        log_info("writes to %s work again", st->cfg->state_dir);
+    st->failing = false;
 }
 
 static int pwrite_all(int fd, const void *data, size_t len, off_t offset)
@@ -64,9 +66,8 @@ static int pwrite_all(int fd, const void *data, size_t len, off_t offset)
 }
 
 /* The ring whole, holding the current journal's snapshots too. */
-static int write_ring(struct daemon *d)
+static int write_ring(struct state_dir *st)
 {
-    struct state_dir *st = &d->state;
     int fd = owned_file_create(st->dirfd, RING_TMP), r;
     FILE *f;
 
@@ -80,7 +81,7 @@ static int write_ring(struct daemon *d)
         return r;
     }
     setvbuf(f, NULL, _IOFBF, 1 << 16);
-    r = ring_save(&d->ring, d->metrics, st->journal.generation, f);
+    r = ring_save(st->ring, st->metrics, st->journal.generation, f);
     if (r == 0)
         r = owned_file_commit(st->dirfd, fd, RING_TMP, PERSIST_FILE);
     else
@@ -93,9 +94,8 @@ static int write_ring(struct daemon *d)
 }
 
 /* A new, empty journal of this generation in place of the old one. */
-static int begin_journal(struct daemon *d, uint64_t generation)
+static int begin_journal(struct state_dir *st, uint64_t generation)
 {
-    struct state_dir *st = &d->state;
     unsigned char header[JOURNAL_HEADER_SIZE];
     int fd, r;
 
@@ -124,21 +124,20 @@ static int begin_journal(struct daemon *d, uint64_t generation)
 
 /* The journal is full: the ring file takes everything, and a journal of the
  * next generation begins. Until that works, the old journal stays. */
-static void compact(struct daemon *d)
+static void compact(struct state_dir *st)
 {
-    struct state_dir *st = &d->state;
-    int r = write_ring(d);
+    int r = write_ring(st);
 
     if (r == 0) {
-        r = begin_journal(d, st->journal.generation + 1);
+        r = begin_journal(st, st->journal.generation + 1);
         if (r < 0)
-            write_failed(d, JOURNAL_FILE, r);
+            write_failed(st, JOURNAL_FILE, r);
     } else {
-        write_failed(d, PERSIST_FILE, r);
+        write_failed(st, PERSIST_FILE, r);
     }
     if (r == 0) {
         st->stats.compactions++;
-        write_worked(d);
+        write_worked(st);
     }
 }
 
@@ -146,72 +145,71 @@ static void compact(struct daemon *d)
  * that rewriting the ring file at compaction never writes more than the
  * journal did since the last one (a busy ring would else be written over
  * and over, for each journal-size of records). */
-static uint64_t journal_bound(const struct daemon *d)
+static uint64_t journal_bound(const struct state_dir *st)
 {
-    return d->cfg.journal_size > d->state.ring_file_bytes ? d->cfg.journal_size
-                                                          : d->state.ring_file_bytes;
+    return st->cfg->journal_size > st->ring_file_bytes ? st->cfg->journal_size
+                                                       : st->ring_file_bytes;
 }
 
-void state_dir_journal(struct daemon *d, const struct snapshot *s)
+void state_dir_journal(struct state_dir *st, const struct snapshot *s)
 {
-    struct state_dir *st = &d->state;
     _cleanup_free_ char *buf = NULL;
     size_t len;
     int r;
 
     if (st->journal_fd < 0)
         return;
-    r = journal_encode(&st->journal, &d->ring.intern, s, &buf, &len);
+    r = journal_encode(&st->journal, &st->ring->intern, s, &buf, &len);
     if (r < 0) {
-        write_failed(d, JOURNAL_FILE, r);
+        write_failed(st, JOURNAL_FILE, r);
         return;
     }
-    if (st->journal.bytes + len > journal_bound(d)) {
+    if (st->journal.bytes + len > journal_bound(st)) {
         journal_not_written(&st->journal);
-        compact(d);
+        compact(st);
         return;
     }
     r = pwrite_all(st->journal_fd, buf, len, st->journal.bytes);
-    if (r == 0 && d->cfg.journal_sync && fdatasync(st->journal_fd) < 0)
+    if (r == 0 && st->cfg->journal_sync && fdatasync(st->journal_fd) < 0)
         r = -errno;
     if (r < 0) {
         /* a torn record would end the journal for the reader: away with it */
         if (ftruncate(st->journal_fd, st->journal.bytes) < 0)
-            log_warning("cutting %s/%s: %s", d->cfg.state_dir, JOURNAL_FILE, strerror(errno));
+            log_warning("cutting %s/%s: %s", st->cfg->state_dir, JOURNAL_FILE, strerror(errno));
         journal_not_written(&st->journal);
-        write_failed(d, JOURNAL_FILE, r);
+        write_failed(st, JOURNAL_FILE, r);
         return;
     }
     journal_written(&st->journal, len);
     st->stats.written_bytes += len;
-    write_worked(d);
+    write_worked(st);
 }
 
 /* A file that cannot be used: refused with one line, and kept aside for a
  * post-mortem, never read again. */
-static void refuse(struct daemon *d, const char *name, const char *why)
+static void refuse(struct state_dir *st, const char *name, const char *why)
 {
     char aside[NAME_MAX + 1];
 
-    d->state.stats.errors++;
-    if (owned_file_set_aside(d->state.dirfd, name, aside, sizeof(aside)) == 0)
-        log_warning("%s/%s cannot be trusted (%s): set aside as %s", d->cfg.state_dir, name, why,
+    st->stats.errors++;
+    if (owned_file_set_aside(st->dirfd, name, aside, sizeof(aside)) == 0)
+        log_warning("%s/%s cannot be trusted (%s): set aside as %s", st->cfg->state_dir, name, why,
                     aside);
     else
-        log_warning("%s/%s cannot be trusted (%s), nor set aside: %s", d->cfg.state_dir, name, why,
-                    strerror(errno));
+        log_warning("%s/%s cannot be trusted (%s), nor set aside: %s", st->cfg->state_dir, name,
+                    why, strerror(errno));
 }
 
-static void reset_history(struct daemon *d)
+static void reset_history(struct state_dir *st)
 {
-    ring_done(&d->ring);
-    ring_init(&d->ring, d->cfg.retention_ns, d->cfg.memory_limit);
-    if (d->metrics)
-        metrics_reset(d->metrics);
+    ring_done(st->ring);
+    ring_init(st->ring, st->cfg->retention_ns, st->cfg->memory_limit);
+    if (st->metrics)
+        metrics_reset(st->metrics);
 }
 
 /* The ring file; the last journal generation it holds. */
-static uint64_t restore_ring(struct daemon *d)
+static uint64_t restore_ring(struct state_dir *st)
 {
     _cleanup_free_ unsigned char *buf = NULL;
     char why[OWNED_WHY_MAX];
@@ -219,26 +217,26 @@ static uint64_t restore_ring(struct daemon *d)
     size_t len;
     int r;
 
-    r = owned_file_read(d->state.dirfd, PERSIST_FILE, read_limit(d), &buf, &len, why);
+    r = owned_file_read(st->dirfd, PERSIST_FILE, read_limit(st), &buf, &len, why);
     if (r == -ENOENT)
         return 0;
     if (r == 0) {
-        r = ring_load(&d->ring, d->metrics, buf, len, &generation);
+        r = ring_load(st->ring, st->metrics, buf, len, &generation);
         snprintf(why, sizeof(why), "%s",
                  r == -EBADMSG ? "corrupt, foreign or of another version" : strerror(-r));
     }
     if (r < 0) {
-        refuse(d, PERSIST_FILE, why);
-        reset_history(d);
+        refuse(st, PERSIST_FILE, why);
+        reset_history(st);
         return 0;
     }
-    d->state.ring_file_bytes = len;
+    st->ring_file_bytes = len;
     return generation;
 }
 
 /* The journal over it; its generation, or the ring file's if later. Whether
  * anything was replayed, which calls for a compaction. */
-static bool replay_journal(struct daemon *d, uint64_t *generation)
+static bool replay_journal(struct state_dir *st, uint64_t *generation)
 {
     _cleanup_free_ unsigned char *buf = NULL;
     struct journal_replay out;
@@ -246,26 +244,26 @@ static bool replay_journal(struct daemon *d, uint64_t *generation)
     size_t len;
     int r;
 
-    r = owned_file_read(d->state.dirfd, JOURNAL_FILE, read_limit(d), &buf, &len, why);
+    r = owned_file_read(st->dirfd, JOURNAL_FILE, read_limit(st), &buf, &len, why);
     if (r == -ENOENT)
         return false;
-    if (r == 0 && journal_replay(&d->ring, d->metrics, buf, len, *generation, &out) < 0) {
+    if (r == 0 && journal_replay(st->ring, st->metrics, buf, len, *generation, &out) < 0) {
         snprintf(why, sizeof(why), "not a journal of this version");
         r = -EBADMSG;
     }
     if (r < 0) {
-        refuse(d, JOURNAL_FILE, why);
+        refuse(st, JOURNAL_FILE, why);
         return false;
     }
     if (out.cut_bytes) {
-        d->state.stats.cut_tails++;
+        st->stats.cut_tails++;
         log_warning("%s/%s: cut a torn tail of %" PRIu64 " bytes after %" PRIu64 " records",
-                    d->cfg.state_dir, JOURNAL_FILE, out.cut_bytes, out.records);
+                    st->cfg->state_dir, JOURNAL_FILE, out.cut_bytes, out.records);
     }
     if (out.error) {
-        d->state.stats.errors++;
+        st->stats.errors++;
         log_warning("%s/%s: record %" PRIu64 " does not read (%s): the records before it are kept",
-                    d->cfg.state_dir, JOURNAL_FILE, out.records + 1, strerror(-out.error));
+                    st->cfg->state_dir, JOURNAL_FILE, out.records + 1, strerror(-out.error));
     }
     if (out.generation > *generation)
         *generation = out.generation;
@@ -278,36 +276,36 @@ static bool replay_journal(struct daemon *d, uint64_t *generation)
 
 /* The record of who wrote what is in the directory; false where there is none
  * or it does not read (then the history's origin is unknown, nothing more). */
-static bool read_origin(struct daemon *d, struct state_origin *ret)
+static bool read_origin(struct state_dir *st, struct state_origin *ret)
 {
     _cleanup_free_ unsigned char *buf = NULL;
     char why[OWNED_WHY_MAX];
     size_t len;
-    int r = owned_file_read(d->state.dirfd, ORIGIN_FILE, 256, &buf, &len, why);
+    int r = owned_file_read(st->dirfd, ORIGIN_FILE, 256, &buf, &len, why);
 
     if (r == 0 && state_origin_parse((const char *)buf, len, ret) == 0)
         return true;
     if (r != -ENOENT)
-        log_warning("%s/%s %s: the history's origin is unknown", d->cfg.state_dir, ORIGIN_FILE,
+        log_warning("%s/%s %s: the history's origin is unknown", st->cfg->state_dir, ORIGIN_FILE,
                     r < 0 ? why : "does not read");
     return false;
 }
 
-static void write_origin(struct daemon *d, const struct state_origin *o)
+static void write_origin(struct state_dir *st, const struct state_origin *o)
 {
     char line[128];
     int n = state_origin_format(o, line, sizeof(line));
-    _cleanup_close_ int fd = n < 0 ? n : owned_file_create(d->state.dirfd, ORIGIN_TMP);
+    _cleanup_close_ int fd = n < 0 ? n : owned_file_create(st->dirfd, ORIGIN_TMP);
     int r = fd;
 
     if (fd >= 0)
         r = pwrite_all(fd, line, (size_t)n, 0);
     if (r == 0)
-        r = owned_file_commit(d->state.dirfd, fd, ORIGIN_TMP, ORIGIN_FILE);
+        r = owned_file_commit(st->dirfd, fd, ORIGIN_TMP, ORIGIN_FILE);
     if (r < 0) {
         if (fd >= 0)
-            unlinkat(d->state.dirfd, ORIGIN_TMP, 0);
-        write_failed(d, ORIGIN_FILE, r);
+            unlinkat(st->dirfd, ORIGIN_TMP, 0);
+        write_failed(st, ORIGIN_FILE, r);
     }
 }
 
@@ -321,7 +319,7 @@ static void age_text(int64_t ns, char *buf, size_t size)
 
 /* Says what was restored, how old and whose, then records this start as the
  * history's writer. */
-static void note_restored(struct daemon *d, const char *from)
+static void note_restored(struct state_dir *st, const char *from)
 {
     static const char *const written[] = {
         [ORIGIN_UNKNOWN] = "by an unknown writer",
@@ -329,80 +327,82 @@ static void note_restored(struct daemon *d, const char *from)
         [ORIGIN_EARLIER_BOOT] = "in an earlier boot",
         [ORIGIN_OTHER_HOST] = "on another host",
     };
-    struct state_restored *rs = &d->state.restored;
+    struct state_restored *rs = &st->restored;
     struct state_origin here, then;
     char oldest[32], newest[32];
     bool known, other_version;
 
     state_origin_here(&here);
-    known = read_origin(d, &then);
+    known = read_origin(st, &then);
     other_version = known && strcmp(then.version, here.version) != 0;
-    if (d->ring.n) {
-        rs->snapshots = d->ring.n;
-        rs->oldest_ns = d->ring.snaps[0]->start_ns;
-        rs->newest_ns = d->ring.snaps[d->ring.n - 1]->end_ns;
+    if (st->ring->n) {
+        rs->snapshots = st->ring->n;
+        rs->oldest_ns = st->ring->snaps[0]->start_ns;
+        rs->newest_ns = st->ring->snaps[st->ring->n - 1]->end_ns;
         rs->at_ns = clock_ns(CLOCK_REALTIME);
         rs->origin = known ? state_origin_relation(&then, &here) : ORIGIN_UNKNOWN;
         snprintf(rs->version, sizeof(rs->version), "%s", known ? then.version : "");
         age_text(rs->at_ns - rs->oldest_ns, oldest, sizeof(oldest));
         age_text(rs->at_ns - rs->newest_ns, newest, sizeof(newest));
         log_info("restored %zu snapshots from %s/%s, %s to %s old, written %s%s%s", rs->snapshots,
-                 d->cfg.state_dir, from, oldest, newest, written[rs->origin],
+                 st->cfg->state_dir, from, oldest, newest, written[rs->origin],
                  other_version ? " by offcpud " : "", other_version ? then.version : "");
     }
-    write_origin(d, &here);
+    write_origin(st, &here);
 }
 
-void state_dir_restore(struct daemon *d)
+void state_dir_restore(struct state_dir *st, const struct config *cfg, struct ring *ring,
+                       struct metrics *metrics)
 {
-    struct state_dir *st = &d->state;
     char why[OWNED_WHY_MAX];
     unsigned char header[JOURNAL_HEADER_SIZE];
     uint64_t generation;
     bool from_ring, replayed;
     int r;
 
-    st->dirfd = owned_dir_open(d->cfg.state_dir, why);
+    st->cfg = cfg;
+    st->ring = ring;
+    st->metrics = metrics;
+    st->dirfd = owned_dir_open(st->cfg->state_dir, why);
     if (st->dirfd < 0) {
         st->stats.errors++;
-        log_warning("state directory %s %s: history is not kept", d->cfg.state_dir, why);
+        log_warning("state directory %s %s: history is not kept", st->cfg->state_dir, why);
         return;
     }
-    generation = restore_ring(d);
-    from_ring = d->ring.n > 0;
-    replayed = replay_journal(d, &generation);
-    ring_budget_make_room(&d->ring, 0);
-    ring_expire(&d->ring, clock_ns(CLOCK_REALTIME));
-    note_restored(d, !replayed   ? PERSIST_FILE
-                     : from_ring ? PERSIST_FILE " and " JOURNAL_FILE
-                                 : JOURNAL_FILE);
+    generation = restore_ring(st);
+    from_ring = st->ring->n > 0;
+    replayed = replay_journal(st, &generation);
+    ring_budget_make_room(st->ring, 0);
+    ring_expire(st->ring, clock_ns(CLOCK_REALTIME));
+    note_restored(st, !replayed   ? PERSIST_FILE
+                      : from_ring ? PERSIST_FILE " and " JOURNAL_FILE
+                                  : JOURNAL_FILE);
     /* what the journal gave back goes into the ring file, under the
      * generation of the journal it came from; then a journal after both */
     journal_writer_init(&st->journal, generation, header);
     if (replayed) {
-        compact(d);
+        compact(st);
         return;
     }
-    r = begin_journal(d, generation + 1);
+    r = begin_journal(st, generation + 1);
     if (r < 0)
-        write_failed(d, JOURNAL_FILE, r);
+        write_failed(st, JOURNAL_FILE, r);
 }
 
-void state_dir_save(struct daemon *d)
+void state_dir_save(struct state_dir *st)
 {
-    struct state_dir *st = &d->state;
     int r;
 
     if (st->dirfd < 0)
         return;
-    r = write_ring(d);
+    r = write_ring(st);
     if (r < 0) {
-        log_warning("saving the ring to %s/%s: %s", d->cfg.state_dir, PERSIST_FILE, strerror(-r));
+        log_warning("saving the ring to %s/%s: %s", st->cfg->state_dir, PERSIST_FILE, strerror(-r));
         return;
     }
     /* the ring file holds it all now */
     unlinkat(st->dirfd, JOURNAL_FILE, 0);
-    log_info("saved %zu snapshots to %s/%s", d->ring.n, d->cfg.state_dir, PERSIST_FILE);
+    log_info("saved %zu snapshots to %s/%s", st->ring->n, st->cfg->state_dir, PERSIST_FILE);
 }
 
 void state_dir_close(struct state_dir *st)

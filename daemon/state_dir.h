@@ -15,7 +15,9 @@
 #include "journal.h"
 #include "state_origin.h"
 
-struct daemon;
+struct config;
+struct metrics;
+struct ring;
 struct snapshot;
 
 struct state_dir_stats {
@@ -27,17 +29,22 @@ struct state_dir_stats {
 
 /* What the start restored, and whose it was: said at start and in status. */
 struct state_restored {
-    size_t snapshots;            /* 0: nothing */
+    size_t snapshots;             /* 0: nothing */
     int64_t oldest_ns, newest_ns; /* CLOCK_REALTIME */
-    int64_t at_ns;               /* when: this start */
+    int64_t at_ns;                /* when: this start */
     enum origin_relation origin;
     char version[32]; /* of the daemon that wrote it; "" where unknown */
 };
 
 struct state_dir {
-    int dirfd;      /* -1: history is not kept */
-    int journal_fd; /* -1: no journal to append to */
-    bool failing;   /* the last write failed: said once, not at every drain */
+    /* what is kept, by which settings (read at each use: a reload changes
+     * journal-size and journal-sync); set at state_dir_restore */
+    const struct config *cfg;
+    struct ring *ring;
+    struct metrics *metrics;  /* its totals; NULL: none */
+    int dirfd;                /* -1: history is not kept */
+    int journal_fd;           /* -1: no journal to append to */
+    bool failing;             /* the last write failed: said once, not at every drain */
     uint64_t ring_file_bytes; /* the ring file's size, as last written or read */
     struct journal_writer journal;
     struct state_dir_stats stats;
@@ -49,16 +56,18 @@ struct state_dir {
         .dirfd = -1, .journal_fd = -1                                                              \
     }
 
-/* At start: open the directory, rebuild the ring (and the metrics' totals)
- * from the ring file and the journal, and begin a new journal. */
-void state_dir_restore(struct daemon *d);
+/* At start: open the directory cfg names, rebuild ring (and the metrics'
+ * totals, metrics non-NULL) from the ring file and the journal, and begin a
+ * new journal. st keeps the three for the calls below. */
+void state_dir_restore(struct state_dir *st, const struct config *cfg, struct ring *ring,
+                       struct metrics *metrics);
 
 /* After a drain: s, the ring's newest snapshot, into the journal (or, when
  * the journal is full, the whole ring into the ring file). */
-void state_dir_journal(struct daemon *d, const struct snapshot *s);
+void state_dir_journal(struct state_dir *st, const struct snapshot *s);
 
 /* At exit, after the last drain: the ring, for the next instance. */
-void state_dir_save(struct daemon *d);
+void state_dir_save(struct state_dir *st);
 
 void state_dir_close(struct state_dir *st);
 

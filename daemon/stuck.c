@@ -11,13 +11,11 @@
 #include "array.h"
 #include "cgroup_unit.h"
 #include "clock.h"
+#include "frame_rules.h"
 #include "log.h"
 #include "macro.h"
 #include "name_escape.h"
 #include "varlink_frame.h"
-
-#define MISSED_USER   "[Missed User Stack]"
-#define MISSED_KERNEL "[Missed Kernel Stack]"
 
 struct blocked_list {
     struct offcpu_blocked *tasks;
@@ -91,9 +89,19 @@ static int read_blocked(struct daemon *d, const struct query *q, uint64_t min_ns
     return n < 0 ? -errno : 0;
 }
 
-/* Root first, as in Dump; a user frame in no mapping ends the walk there
- * (what a frame-pointer walk finds past it is junk), as does a frame where a
- * stack begins, as at drain. */
+/* Adds a named frame to a, root first as in Dump, as frame_rule says.
+ * Returns false where the stack ends. A frame that cannot be named is
+ * named "[unknown]" (symbolizer.h). */
+static bool add_frame(json_t *a, bool kernel, uint32_t i, int result, const char *name)
+{
+    enum frame_step step = frame_rule(kernel, i, json_array_size(a), result);
+
+    if (step == FRAME_STEP_DROP)
+        return true;
+    json_array_insert_new(a, 0, name_json(name));
+    return step == FRAME_STEP_KEEP;
+}
+
 static json_t *user_json(struct symbolizer *sym, const struct offcpu_blocked *b)
 {
     json_t *a = json_array();
@@ -102,15 +110,14 @@ static json_t *user_json(struct symbolizer *sym, const struct offcpu_blocked *b)
     if (b->kthread)
         return a;
     if (!b->user_nr) {
-        json_array_append_new(a, json_string(MISSED_USER));
+        json_array_append_new(a, json_string(FRAME_MARK_MISSED_USER));
         return a;
     }
     for (uint32_t i = 0; i < b->user_nr && i < OFFCPU_USER_DEPTH; i++) {
         int r = symbolizer_user_frame(sym, b->tgid, b->exec_id, b->user[i], i == 0, name,
                                       sizeof(name), NULL);
 
-        json_array_insert_new(a, 0, name_json(name));
-        if ((r < 0 && i > 0) || r == SYMBOLIZER_ROOT)
+        if (!add_frame(a, false, i, r, name))
             break;
     }
     return a;
@@ -122,16 +129,15 @@ static json_t *kernel_json(struct symbolizer *sym, const struct offcpu_blocked *
     char name[512];
 
     if (collapse || !b->kernel_nr) {
-        json_array_append_new(a, json_string(collapse ? "[kernel]" : MISSED_KERNEL));
+        json_array_append_new(a,
+                              json_string(collapse ? FRAME_MARK_KERNEL : FRAME_MARK_MISSED_KERNEL));
         return a;
     }
     for (uint32_t i = 0; i < b->kernel_nr && i < OFFCPU_KERNEL_DEPTH; i++) {
-        /* the tracer's own frames are where the stack was taken: the leaf end */
-        if (symbolizer_kernel_frame(sym, b->kernel[i], false, name, sizeof(name)) ==
-                SYMBOLIZER_SKIP &&
-            json_array_size(a) == 0)
-            continue;
-        json_array_insert_new(a, 0, name_json(name));
+        int r = symbolizer_kernel_frame(sym, b->kernel[i], false, name, sizeof(name));
+
+        if (!add_frame(a, true, i, r, name))
+            break;
     }
     return a;
 }

@@ -53,6 +53,13 @@ int main(void)
           "listener limits taken");
     CHECK(config_set(&c, "request-timeout", "10ms", &why) == -EINVAL && why,
           "request-timeout below 100ms: %s", why);
+    /* config_defaults takes every default through its key's parser */
+    for (size_t i = 0; i < config_keys_n; i++) {
+        struct config scratch = {0};
+
+        CHECK(config_set(&scratch, config_keys[i].name, config_keys[i].def, &why) == 0,
+              "default of %s parses: '%s'", config_keys[i].name, config_keys[i].def);
+    }
     setenv("OFFCPUD_SOCKET", "/tmp/env.sock", 1);
     config_defaults(&c);
     CHECK(strcmp(c.socket_path, "/tmp/env.sock") == 0, "OFFCPUD_SOCKET sets the default");
