@@ -128,7 +128,7 @@ struct offcpu_unwind_row {
 /*
  * A block whose walk met code without rows, still short at its end, is held
  * until a flip finds the rows (at most OFFCPU_DEFERRED_MAX blocks at once,
- * each with its 8 KiB copy of the stack), or until OFFCPU_DEFER_MAX_NS have
+ * each with its 31 KiB copy of the stack), or until OFFCPU_DEFER_MAX_NS have
  * passed since it ended: then it is charged as it is. A task still blocked
  * is held the same way at flips, for as long since its switch-out.
  */

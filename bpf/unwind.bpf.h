@@ -126,8 +126,15 @@ struct walk {
  * mapped is the other task's. A block still short at its end keeps its copy
  * until a flip finds the rows (charge_deferred): a copy is the block's, not
  * the task's, which goes on running and blocking.
+ *
+ * Frames of 16 KiB are common where a server first blocks: the java
+ * launcher's JLI_Launch (16.5 KiB: three PATH_MAX buffers), whose thread then
+ * waits in pthread_join for the JVM's whole life; libuv's uv__io_poll in node
+ * (15.6 KiB: its epoll_event array). A copy of 8 KiB ended inside them, and
+ * their callers were lost for the whole block. 31 KiB: the most a per-CPU
+ * array's value may hold (32 KiB) with struct resume_stack's own fields.
  */
-#define RESUME_STACK_BYTES 8192
+#define RESUME_STACK_BYTES (31 * RESUME_CHUNK)
 #define RESUME_CHUNK       1024 /* copied a chunk at a time: the last may lie past the stack */
 
 struct resume_stack {
