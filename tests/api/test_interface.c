@@ -11,44 +11,8 @@
 
 #include "api.h"
 #include "check.h"
+#include "interface_params.h"
 #include "macro.h"
-
-#define MAX_PARAMS 32
-
-struct declared {
-    char name[64];
-    char type[32]; /* as written: "?int", "?[]string" */
-};
-
-/* The input parameters of "method Short(" in the description: their count,
- * or -1 if the method is not declared. */
-static int declared_params(const char *desc, const char *method, struct declared *out, int max)
-{
-    const char *short_name = strrchr(method, '.') + 1;
-    char head[96];
-    const char *p;
-    int n = 0;
-
-    snprintf(head, sizeof(head), "\nmethod %s(", short_name);
-    p = strstr(desc, head);
-    if (!p)
-        return -1;
-    p += strlen(head);
-    while (*p && *p != ')' && n < max) {
-        char name[64], type[32];
-        int used;
-
-        if (sscanf(p, " %63[a-z_] : %31[^,)\n] %n", name, type, &used) != 2)
-            break;
-        snprintf(out[n].name, sizeof(out[n].name), "%s", name);
-        snprintf(out[n].type, sizeof(out[n].type), "%s", type);
-        n++;
-        p += used;
-        if (*p == ',')
-            p++;
-    }
-    return n;
-}
 
 static const char *type_text(const struct vl_param *prm)
 {
