@@ -8,8 +8,7 @@
 #include "selection.h"
 
 /* the selection's, a command's own, the stack filters, -o, --help and the
- * end: no command has
- * more than a dozen of its own */
+ * end: no command has more than a dozen of its own */
 #define MAX_OPTIONS 32
 
 static const struct option selection_options[] = {SELECTION_OPTIONS};
