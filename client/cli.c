@@ -58,6 +58,14 @@ int limit_parse(const char *arg, size_t *ret)
     return EXIT_OK;
 }
 
+int choice_parse(const char *arg, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(arg, names[i]) == 0)
+            return (int)i;
+    return -ENOENT;
+}
+
 int print_json(const json_t *v)
 {
     if (json_dumpf(v, stdout, JSON_INDENT(2)) < 0)

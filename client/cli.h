@@ -33,6 +33,9 @@ int option_error(int c, char **argv);
 /* A --limit's value: a count of rows, 0 for all; EXIT_USAGE after the message. */
 int limit_parse(const char *arg, size_t *ret);
 
+/* Which of names (n of them) arg is: its index, or -ENOENT. */
+int choice_parse(const char *arg, const char *const *names, size_t n);
+
 /* v, indented, on stdout. */
 int print_json(const json_t *v);
 

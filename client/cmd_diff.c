@@ -2,7 +2,6 @@
 /* offcpuctl diff: what changed between two windows of the same selection,
  * as difffolded lines or as a differential flame graph. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,6 +14,7 @@
 #include "macro.h"
 #include "output_file.h"
 #include "render.h"
+#include "query_command.h"
 #include "selection.h"
 
 static void diff_usage(FILE *f)
@@ -31,23 +31,19 @@ static void diff_usage(FILE *f)
             "The later window is --since/--until (default: from --before-until to now).\n");
 }
 
-struct windows {
-    json_t *before; /* the earlier window's since_ns/start_ns and until_ns/end_ns */
-    const char *output;
-};
-
-static int diff_option(int c, char **argv, struct windows *w)
+/* The earlier window's --before-since and --before-until, as since_ns/start_ns
+ * and until_ns/end_ns. */
+static int diff_option(int c, const char *arg, struct query *q)
 {
+    json_t *before = q->own;
+
     switch (c) {
     case 'B':
-        return selection_option('S', optarg, w->before);
+        return selection_option('S', arg, before);
     case 'E':
-        return selection_option('U', optarg, w->before);
-    case 'o':
-        w->output = optarg;
-        return EXIT_OK;
+        return selection_option('U', arg, before);
     default:
-        return option_error(c, argv);
+        return -ENOENT;
     }
 }
 
@@ -199,49 +195,41 @@ static int print_diff(const struct globals *g, const json_t *before, const json_
     return print_json(o);
 }
 
-int cmd_diff(const struct globals *g, int argc, char **argv)
+static int diff_run(struct query *q)
 {
-    static const struct option opts[] = {
-        SELECTION_OPTIONS,
-        {"before-since", required_argument, NULL, 'B'},
-        {"before-until", required_argument, NULL, 'E'},
-        {"output", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    json_auto_t *params = json_object(), *window = json_object();
     json_auto_t *earlier = NULL, *before = NULL, *after = NULL;
-    struct windows w = {.before = window};
     int64_t now;
-    int c, r = EXIT_OK;
+    int r = before_params(q->params, q->own, &earlier);
 
-    optind = 1;
-    opterr = 0;
-    while (r == EXIT_OK && (c = getopt_long(argc, argv, ":o:", opts, NULL)) != -1) {
-        if (c == 'h') {
-            diff_usage(stdout);
-            return EXIT_OK;
-        }
-        r = selection_option(c, optarg, params);
-        if (r == -ENOENT)
-            r = diff_option(c, argv, &w);
-    }
-    if (r == EXIT_OK && optind < argc)
-        r = usage_error("unexpected argument '%s'", argv[optind]);
-    if (r == EXIT_OK)
-        r = before_params(params, window, &earlier);
     if (r != EXIT_OK)
         return r;
-    after_params(params, earlier);
+    after_params(q->params, earlier);
     now = clock_ns(CLOCK_REALTIME);
     fix_window(earlier, now);
-    fix_window(params, now);
-    r = ask(g, earlier, "the earlier window", &before);
+    fix_window(q->params, now);
+    r = ask(q->g, earlier, "the earlier window", &before);
     if (r == EXIT_OK)
-        r = ask(g, params, "the later window", &after);
+        r = ask(q->g, q->params, "the later window", &after);
     if (r != EXIT_OK)
         return r;
-    if (w.output)
-        return finish_output(write_output(g, w.output, params, before, after));
-    return finish_output(print_diff(g, before, after));
+    if (q->output)
+        return finish_output(write_output(q->g, q->output, q->params, before, after));
+    return finish_output(print_diff(q->g, before, after));
+}
+
+/* its own options: the selection, --help, -o and the stack filters are the
+ * scaffold's */
+static const struct option diff_options[] = {{"before-since", required_argument, NULL, 'B'},
+                                             {"before-until", required_argument, NULL, 'E'},
+                                             {0}};
+
+QUERY_COMMAND(diff, .output = true);
+
+int cmd_diff(const struct globals *g, int argc, char **argv)
+{
+    json_auto_t *window = json_object();
+
+    if (!window)
+        return fail("out of memory");
+    return query_command_run(&diff_command, window, g, argc, argv);
 }

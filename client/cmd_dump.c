@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* offcpuctl dump: the off-CPU stacks of a selection, folded or as JSON. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -9,13 +8,13 @@
 #include "commands.h"
 #include "daemon_call.h"
 #include "duration.h"
-#include "flamegraph_svg.h"
 #include "macro.h"
 #include "pprof.h"
 #include "protocol.h"
-#include "output_file.h"
+#include "query_command.h"
 #include "render.h"
 #include "selection.h"
+#include "selection_flamegraph.h"
 
 static void dump_usage(FILE *f)
 {
@@ -35,52 +34,38 @@ static void dump_usage(FILE *f)
 }
 
 enum dump_format { FORMAT_FOLDED, FORMAT_JSON, FORMAT_SVG, FORMAT_PPROF };
+/* --format's words, in the order of enum dump_format */
+static const char *const formats[] = {"folded", "json", "svg", "pprof"};
 
 struct dump_output {
     enum dump_format format;
     enum stack_time time;
     bool time_given;
-    const char *path; /* NULL: stdout */
 };
 
 /* The options of dump beyond the selection. */
-static int dump_option(int c, char **argv, json_t *params, struct dump_output *out)
+static int dump_option(int c, const char *arg, struct query *q)
 {
-    uint64_t ns;
+    struct dump_output *out = q->own;
+    int r;
 
     switch (c) {
-    case 'm':
-        if (duration_parse(optarg, &ns) < 0)
-            return usage_error("invalid duration '%s' for --min-total", optarg);
-        json_object_set_new(params, "min_total_ns", json_integer((json_int_t)ns));
-        return EXIT_OK;
-    case 'g':
-        return selection_group_by(optarg, params);
     case 'f':
-        if (strcmp(optarg, "json") == 0)
-            out->format = FORMAT_JSON;
-        else if (strcmp(optarg, "folded") == 0)
-            out->format = FORMAT_FOLDED;
-        else if (strcmp(optarg, "svg") == 0)
-            out->format = FORMAT_SVG;
-        else if (strcmp(optarg, "pprof") == 0)
-            out->format = FORMAT_PPROF;
-        else
-            return usage_error("invalid --format '%s' (folded, json, svg or pprof)", optarg);
-        return EXIT_OK;
-    case 'o':
-        out->path = optarg;
+        r = choice_parse(arg, formats, ARRAY_SIZE(formats));
+        if (r < 0)
+            return usage_error("invalid --format '%s' (folded, json, svg or pprof)", arg);
+        out->format = (enum dump_format)r;
         return EXIT_OK;
     case 'T':
-        if (stack_time_parse(optarg, &out->time) < 0)
-            return usage_error("invalid --time '%s' (total, blocked or runq)", optarg);
+        if (stack_time_parse(arg, &out->time) < 0)
+            return usage_error("invalid --time '%s' (total, blocked or runq)", arg);
         out->time_given = true;
         return EXIT_OK;
     case 'F':
-        json_object_set_new(params, "frame_detail", json_true());
+        json_object_set_new(q->params, "frame_detail", json_true());
         return EXIT_OK;
     default:
-        return option_error(c, argv);
+        return -ENOENT;
     }
 }
 
@@ -120,7 +105,7 @@ static int write_dump(FILE *f, void *ctx)
 
     switch (job->format) {
     case FORMAT_SVG:
-        return flamegraph_svg(job->g, job->params, &req, f, &written);
+        return selection_flamegraph(job->g, job->params, &req, f, &written);
     case FORMAT_JSON:
         if (json_dumpf(job->reply, f, JSON_INDENT(2)) < 0 || fputc('\n', f) == EOF)
             return -EIO;
@@ -135,64 +120,60 @@ static int write_dump(FILE *f, void *ctx)
     }
 }
 
-int cmd_dump(const struct globals *g, int argc, char **argv)
+/* The options that do not go together, each a usage error. */
+static int check_options(const struct query *q, const struct dump_output *out)
 {
-    static const struct option opts[] = {
-        SELECTION_OPTIONS,
-        {"min-total", required_argument, NULL, 'm'},
-        {"group-by", required_argument, NULL, 'g'},
-        {"format", required_argument, NULL, 'f'},
-        {"frame-detail", no_argument, NULL, 'F'},
-        {"output", required_argument, NULL, 'o'},
-        {"time", required_argument, NULL, 'T'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    json_auto_t *params = json_object();
+    /* folded lines have nowhere to put it */
+    if ((out->format == FORMAT_FOLDED || out->format == FORMAT_SVG) &&
+        json_object_get(q->params, "frame_detail"))
+        return usage_error("--frame-detail needs --json or --format json");
+    /* a terminal would only show the binary as garbage */
+    if (out->format == FORMAT_PPROF && !q->output && isatty(STDOUT_FILENO))
+        return usage_error("pprof output is binary: give -o FILE or redirect it");
+    if (out->format == FORMAT_SVG && json_object_get(q->params, "group_by"))
+        return usage_error("--format svg does not take --group-by");
+    /* json has every time of each stack; svg and pprof show the total */
+    if (out->time_given && out->format != FORMAT_FOLDED)
+        return usage_error("--time is for folded output (json has total_ns and runq_ns)");
+    return EXIT_OK;
+}
+
+static int dump_run(struct query *q)
+{
+    const struct dump_output *out = q->own;
     json_auto_t *reply = NULL;
-    struct dump_output out = {.format = g->json ? FORMAT_JSON : FORMAT_FOLDED};
     struct dump_job job;
     long bytes;
-    int c, r = EXIT_OK;
+    int r = check_options(q, out);
 
-    optind = 1;
-    opterr = 0;
-    while (r == EXIT_OK && (c = getopt_long(argc, argv, ":o:", opts, NULL)) != -1) {
-        if (c == 'h') {
-            dump_usage(stdout);
-            return EXIT_OK;
-        }
-        r = selection_option(c, optarg, params);
-        if (r == -ENOENT)
-            r = dump_option(c, argv, params, &out);
-    }
-    if (r == EXIT_OK && optind < argc)
-        r = usage_error("unexpected argument '%s'", argv[optind]);
-    /* folded lines have nowhere to put it */
-    if (r == EXIT_OK && (out.format == FORMAT_FOLDED || out.format == FORMAT_SVG) &&
-        json_object_get(params, "frame_detail"))
-        r = usage_error("--frame-detail needs --json or --format json");
-    /* a terminal would only show the binary as garbage */
-    if (r == EXIT_OK && out.format == FORMAT_PPROF && !out.path && isatty(STDOUT_FILENO))
-        r = usage_error("pprof output is binary: give -o FILE or redirect it");
-    if (r == EXIT_OK && out.format == FORMAT_SVG && json_object_get(params, "group_by"))
-        r = usage_error("--format svg does not take --group-by");
-    /* json has every time of each stack; svg and pprof show the total */
-    if (r == EXIT_OK && out.time_given && out.format != FORMAT_FOLDED)
-        r = usage_error("--time is for folded output (json has total_ns and runq_ns)");
-    if (r == EXIT_OK && out.format == FORMAT_PPROF)
-        ask_for_pprof(params);
-    if (r == EXIT_OK && out.format != FORMAT_SVG) {
-        r = daemon_call(g, "io.offcpud.Dump", params, &reply);
+    if (r == EXIT_OK && out->format == FORMAT_PPROF)
+        ask_for_pprof(q->params);
+    if (r == EXIT_OK && out->format != FORMAT_SVG) {
+        r = daemon_call(q->g, "io.offcpud.Dump", q->params, &reply);
         if (r == EXIT_OK && json_array_size(json_object_get(reply, "stacks")) == 0)
-            return selection_no_data(params, "that window");
+            return selection_no_data(q->params, "that window");
     }
     if (r != EXIT_OK)
         return r;
     job = (struct dump_job){
-        .g = g, .params = params, .reply = reply, .format = out.format, .time = out.time};
-    if (out.path)
-        return output_file(out.path, write_dump, &job, &bytes);
-    r = write_dump(stdout, &job);
-    return finish_output(r < 0 ? fail("writing output: %s", strerror(-r)) : r);
+        .g = q->g, .params = q->params, .reply = reply, .format = out->format, .time = out->time};
+    return query_write(q, write_dump, &job, &bytes);
+}
+
+/* its own options: the selection, --help, -o and the stack filters are the
+ * scaffold's */
+static const struct option dump_options[] = {
+
+    {"format", required_argument, NULL, 'f'},
+    {"frame-detail", no_argument, NULL, 'F'},
+    {"time", required_argument, NULL, 'T'},
+    {0}};
+
+QUERY_COMMAND(dump, .output = true, .stack_filters = true);
+
+int cmd_dump(const struct globals *g, int argc, char **argv)
+{
+    struct dump_output out = {.format = g->json ? FORMAT_JSON : FORMAT_FOLDED};
+
+    return query_command_run(&dump_command, &out, g, argc, argv);
 }

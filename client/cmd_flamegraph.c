@@ -1,16 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* offcpuctl flamegraph: an interactive SVG flame graph of a selection. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
-#include "flamegraph_svg.h"
 #include "macro.h"
-#include "output_file.h"
+#include "query_command.h"
 #include "selection.h"
+#include "selection_flamegraph.h"
 
 static void flamegraph_usage(FILE *f)
 {
@@ -26,34 +25,31 @@ static void flamegraph_usage(FILE *f)
             SVG_MIN_PX);
 }
 
-/* The options of flamegraph beyond the selection. */
-static int flamegraph_option(int c, char **argv, struct flamegraph_request *req,
-                             const char **output)
+/* The options of flamegraph beyond the selection and -o. */
+static int flamegraph_option(int c, const char *arg, struct query *q)
 {
+    struct flamegraph_request *req = q->own;
     char *end;
 
     switch (c) {
-    case 'o':
-        *output = optarg;
-        return EXIT_OK;
     case 'C':
-        if (strcmp(optarg, "frames") == 0)
+        if (strcmp(arg, "frames") == 0)
             req->colors = SVG_COLOR_FRAMES;
-        else if (strcmp(optarg, "state") == 0)
+        else if (strcmp(arg, "state") == 0)
             req->colors = SVG_COLOR_STATES;
         else
-            return usage_error("invalid --color '%s' (frames or state)", optarg);
+            return usage_error("invalid --color '%s' (frames or state)", arg);
         return EXIT_OK;
     case 'w':
-        req->min_px = strtod(optarg, &end);
-        if (*end || end == optarg || !(req->min_px >= 0 && req->min_px <= 1000))
-            return usage_error("invalid --min-width '%s' (pixels, 0 to 1000)", optarg);
+        req->min_px = strtod(arg, &end);
+        if (*end || end == arg || !(req->min_px >= 0 && req->min_px <= 1000))
+            return usage_error("invalid --min-width '%s' (pixels, 0 to 1000)", arg);
         return EXIT_OK;
     case 'T':
         req->timeline = false;
         return EXIT_OK;
     default:
-        return option_error(c, argv);
+        return -ENOENT;
     }
 }
 
@@ -83,55 +79,36 @@ static int write_graph(FILE *f, void *ctx)
 {
     struct graph_job *job = ctx;
 
-    return flamegraph_svg(job->g, job->params, job->req, f, &job->written);
+    return selection_flamegraph(job->g, job->params, job->req, f, &job->written);
 }
 
-static int write_file(const struct globals *g, json_t *params, const struct flamegraph_request *req,
-                      const char *output)
+static int flamegraph_run(struct query *q)
 {
-    struct graph_job job = {.g = g, .params = params, .req = req};
+    struct graph_job job = {.g = q->g, .params = q->params, .req = q->own};
     long bytes;
-    int r = output_file(output, write_graph, &job, &bytes);
+    int r;
 
-    return r != EXIT_OK ? r : report(g, output, bytes, &job.written);
+    if (q->g->json && !q->output)
+        return usage_error("--json needs -o FILE: the SVG goes there, the summary to stdout");
+    r = query_write(q, write_graph, &job, &bytes);
+    if (r != EXIT_OK || !q->output)
+        return r;
+    return finish_output(report(q->g, q->output, bytes, &job.written));
 }
+
+/* its own options: the selection, --help, -o and the stack filters are the
+ * scaffold's */
+static const struct option flamegraph_options[] = {{"color", required_argument, NULL, 'C'},
+                                                   {"min-width", required_argument, NULL, 'w'},
+                                                   {"no-timeline", no_argument, NULL, 'T'},
+                                                   {0}};
+
+QUERY_COMMAND(flamegraph, .output = true);
 
 int cmd_flamegraph(const struct globals *g, int argc, char **argv)
 {
-    static const struct option opts[] = {
-        SELECTION_OPTIONS,
-        {"output", required_argument, NULL, 'o'},
-        {"color", required_argument, NULL, 'C'},
-        {"min-width", required_argument, NULL, 'w'},
-        {"no-timeline", no_argument, NULL, 'T'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     struct flamegraph_request req = {
         .colors = SVG_COLOR_FRAMES, .min_px = SVG_MIN_PX, .timeline = true};
-    struct flamegraph_written written;
-    json_auto_t *params = json_object();
-    const char *output = NULL;
-    int c, r = EXIT_OK;
 
-    optind = 1;
-    opterr = 0;
-    while (r == EXIT_OK && (c = getopt_long(argc, argv, ":o:", opts, NULL)) != -1) {
-        if (c == 'h') {
-            flamegraph_usage(stdout);
-            return EXIT_OK;
-        }
-        r = selection_option(c, optarg, params);
-        if (r == -ENOENT)
-            r = flamegraph_option(c, argv, &req, &output);
-    }
-    if (r == EXIT_OK && optind < argc)
-        r = usage_error("unexpected argument '%s'", argv[optind]);
-    if (r == EXIT_OK && g->json && !output)
-        r = usage_error("--json needs -o FILE: the SVG goes there, the summary to stdout");
-    if (r != EXIT_OK)
-        return r;
-    if (output)
-        return finish_output(write_file(g, params, &req, output));
-    return finish_output(flamegraph_svg(g, params, &req, stdout, &written));
+    return query_command_run(&flamegraph_command, &req, g, argc, argv);
 }

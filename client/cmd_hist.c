@@ -3,7 +3,6 @@
  * 1000 waits of 2 ms and one stall of 2 s have the same total, not the same
  * shape. Of the whole selection, or per stack with --by stack. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include "macro.h"
 #include "period_hist.h"
 #include "render.h"
+#include "query_command.h"
 #include "selection.h"
 
 #define DEFAULT_LIMIT 10
@@ -31,18 +31,20 @@ static void hist_usage(FILE *f)
                "" SELECTION_HELP);
 }
 
-static int hist_option(int c, char **argv, struct hist_options *o)
+static int hist_option(int c, const char *arg, struct query *q)
 {
+    struct hist_options *o = q->own;
+
     switch (c) {
     case 'b':
-        if (strcmp(optarg, "stack") != 0)
-            return usage_error("invalid --by '%s' (stack)", optarg);
+        if (strcmp(arg, "stack") != 0)
+            return usage_error("invalid --by '%s' (stack)", arg);
         o->by_stack = true;
         return EXIT_OK;
     case 'l':
-        return limit_parse(optarg, &o->limit);
+        return limit_parse(arg, &o->limit);
     default:
-        return option_error(c, argv);
+        return -ENOENT;
     }
 }
 
@@ -99,41 +101,32 @@ static int show(const struct globals *g, const struct hist_options *o, const jso
     return finish_output(r);
 }
 
+static int hist_run(struct query *q)
+{
+    const struct hist_options *o = q->own;
+    json_auto_t *reply = NULL;
+    int r;
+
+    json_object_set_new(q->params, "histograms", json_true());
+    /* the whole selection: Top merges the stacks in the daemon */
+    r = daemon_call(q->g, o->by_stack ? "io.offcpud.Dump" : "io.offcpud.Top", q->params, &reply);
+    if (r != EXIT_OK)
+        return r;
+    if (!json_array_size(json_object_get(reply, o->by_stack ? "stacks" : "rows")))
+        return selection_no_data(q->params, "that window");
+    return show(q->g, o, reply);
+}
+
+/* its own options: the selection, --help, -o and the stack filters are the
+ * scaffold's */
+static const struct option hist_options[] = {
+    {"by", required_argument, NULL, 'b'}, {"limit", required_argument, NULL, 'l'}, {0}};
+
+QUERY_COMMAND(hist);
+
 int cmd_hist(const struct globals *g, int argc, char **argv)
 {
-    static const struct option opts[] = {
-        SELECTION_OPTIONS,
-        {"by", required_argument, NULL, 'b'},
-        {"limit", required_argument, NULL, 'l'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     struct hist_options o = {.limit = DEFAULT_LIMIT};
-    json_auto_t *params = json_object();
-    json_auto_t *reply = NULL;
-    int c, r = EXIT_OK;
 
-    optind = 1;
-    opterr = 0;
-    while (r == EXIT_OK && (c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-        if (c == 'h') {
-            hist_usage(stdout);
-            return EXIT_OK;
-        }
-        r = selection_option(c, optarg, params);
-        if (r == -ENOENT)
-            r = hist_option(c, argv, &o);
-    }
-    if (r == EXIT_OK && optind < argc)
-        r = usage_error("unexpected argument '%s'", argv[optind]);
-    if (r != EXIT_OK)
-        return r;
-    json_object_set_new(params, "histograms", json_true());
-    /* the whole selection: Top merges the stacks in the daemon */
-    r = daemon_call(g, o.by_stack ? "io.offcpud.Dump" : "io.offcpud.Top", params, &reply);
-    if (r != EXIT_OK)
-        return r;
-    if (!json_array_size(json_object_get(reply, o.by_stack ? "stacks" : "rows")))
-        return selection_no_data(params, "that window");
-    return show(g, &o, reply);
+    return query_command_run(&hist_command, &o, g, argc, argv);
 }

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* offcpuctl stuck: tasks off-CPU right now for longer than a threshold. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,6 +9,7 @@
 #include "duration.h"
 #include "macro.h"
 #include "render_stuck.h"
+#include "query_command.h"
 #include "selection.h"
 
 static void stuck_usage(FILE *f)
@@ -21,53 +21,55 @@ static void stuck_usage(FILE *f)
                "  (--since and --until do not apply: stuck is about now)\n");
 }
 
-int cmd_stuck(const struct globals *g, int argc, char **argv)
+/* The threshold, and no window: stuck is about now. */
+static int stuck_option(int c, const char *arg, struct query *q)
 {
-    static const struct option opts[] = {
-        SELECTION_OPTIONS,
-        {"min", required_argument, NULL, 'm'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    json_auto_t *params = json_object();
+    uint64_t *min_ns = q->own;
+
+    switch (c) {
+    case 'm':
+        if (duration_parse(arg, min_ns) < 0)
+            return usage_error("invalid duration '%s' for --min (use e.g. 500ms, 1s, 1m)", arg);
+        return EXIT_OK;
+    case 'S':
+    case 'U':
+        return usage_error("%s does not apply to stuck, which is about now (use --min)",
+                           c == 'S' ? "--since" : "--until");
+    default:
+        return -ENOENT;
+    }
+}
+
+static int stuck_run(struct query *q)
+{
+    const uint64_t *min_ns = q->own;
     json_auto_t *reply = NULL;
     char what[256], min[32];
-    uint64_t ns = NSEC_PER_SEC;
-    int c, r = EXIT_OK;
+    int r;
 
-    optind = 1;
-    opterr = 0;
-    while (r == EXIT_OK && (c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-        if (c == 'h') {
-            stuck_usage(stdout);
-            return EXIT_OK;
-        }
-        if (c == 'm') {
-            if (duration_parse(optarg, &ns) < 0)
-                return usage_error("invalid duration '%s' for --min (use e.g. 500ms, 1s, 1m)",
-                                   optarg);
-            continue;
-        }
-        if (c == 'S' || c == 'U')
-            return usage_error("%s does not apply to stuck, which is about now (use --min)",
-                               c == 'S' ? "--since" : "--until");
-        r = selection_option(c, optarg, params);
-        if (r == -ENOENT)
-            r = option_error(c, argv);
-    }
-    if (r == EXIT_OK && optind < argc)
-        r = usage_error("unexpected argument '%s'", argv[optind]);
-    json_object_set_new(params, "min_ns", json_integer((json_int_t)ns));
-    if (r == EXIT_OK)
-        r = daemon_call(g, "io.offcpud.Stuck", params, &reply);
+    json_object_set_new(q->params, "min_ns", json_integer((json_int_t)*min_ns));
+    r = daemon_call(q->g, "io.offcpud.Stuck", q->params, &reply);
     if (r != EXIT_OK)
         return r;
-    if (g->json)
+    if (q->g->json)
         return finish_output(print_json(reply));
     if (render_stuck(stdout, reply) == 0) {
-        selection_describe(params, what, sizeof(what));
+        selection_describe(q->params, what, sizeof(what));
         printf("no task%s has been off-CPU for %s or longer\n", strcmp(what, " at all") ? what : "",
-               duration_format(ns, min, sizeof(min)));
+               duration_format(*min_ns, min, sizeof(min)));
     }
     return finish_output(EXIT_OK);
+}
+
+/* its own options: the selection, --help, -o and the stack filters are the
+ * scaffold's */
+static const struct option stuck_options[] = {{"min", required_argument, NULL, 'm'}, {0}};
+
+QUERY_COMMAND(stuck);
+
+int cmd_stuck(const struct globals *g, int argc, char **argv)
+{
+    uint64_t min_ns = NSEC_PER_SEC;
+
+    return query_command_run(&stuck_command, &min_ns, g, argc, argv);
 }

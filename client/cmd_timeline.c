@@ -2,7 +2,6 @@
 /* offcpuctl timeline: off-CPU time per interval and task state over a window,
  * to see when a stall began. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 #include "commands.h"
 #include "daemon_call.h"
 #include "render.h"
+#include "query_command.h"
 #include "selection.h"
 #include "timeline_text.h"
 
@@ -25,16 +25,18 @@ static void timeline_usage(FILE *f)
             "                         never shorter than the daemon's interval)\n");
 }
 
-static int parse_buckets(const char *arg, json_t *params)
+static int timeline_option(int c, const char *arg, struct query *q)
 {
     char *end;
     long n;
 
+    if (c != 'b')
+        return -ENOENT;
     errno = 0;
     n = strtol(arg, &end, 10);
     if (errno || *end || end == arg || n < 1 || n > MAX_BUCKETS)
         return usage_error("invalid --buckets '%s' (1 to %d)", arg, MAX_BUCKETS);
-    json_object_set_new(params, "buckets", json_integer(n));
+    json_object_set_new(q->params, "buckets", json_integer(n));
     return EXIT_OK;
 }
 
@@ -64,34 +66,23 @@ static int print_timeline(const json_t *params, const json_t *reply, bool json_o
     return r;
 }
 
-int cmd_timeline(const struct globals *g, int argc, char **argv)
+static int timeline_run(struct query *q)
 {
-    static const struct option opts[] = {
-        SELECTION_OPTIONS,
-        {"buckets", required_argument, NULL, 'b'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    json_auto_t *params = json_object();
     json_auto_t *reply = NULL;
-    int c, r = EXIT_OK;
+    int r = daemon_call(q->g, "io.offcpud.Timeline", q->params, &reply);
 
-    optind = 1;
-    opterr = 0;
-    while (r == EXIT_OK && (c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-        if (c == 'h') {
-            timeline_usage(stdout);
-            return EXIT_OK;
-        }
-        r = selection_option(c, optarg, params);
-        if (r == -ENOENT)
-            r = c == 'b' ? parse_buckets(optarg, params) : option_error(c, argv);
-    }
-    if (r == EXIT_OK && optind < argc)
-        r = usage_error("unexpected argument '%s'", argv[optind]);
-    if (r == EXIT_OK)
-        r = daemon_call(g, "io.offcpud.Timeline", params, &reply);
     if (r != EXIT_OK)
         return r;
-    return finish_output(print_timeline(params, reply, g->json));
+    return finish_output(print_timeline(q->params, reply, q->g->json));
+}
+
+/* its own options: the selection, --help, -o and the stack filters are the
+ * scaffold's */
+static const struct option timeline_options[] = {{"buckets", required_argument, NULL, 'b'}, {0}};
+
+QUERY_COMMAND(timeline);
+
+int cmd_timeline(const struct globals *g, int argc, char **argv)
+{
+    return query_command_run(&timeline_command, NULL, g, argc, argv);
 }

@@ -2,7 +2,6 @@
 /* offcpuctl top: who was off-CPU most in a window, per state; --watch
  * refreshes like top(1), with plain terminal escape codes. */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 #include "daemon_call.h"
 #include "duration.h"
 #include "macro.h"
+#include "query_command.h"
 #include "selection.h"
 #include "top_table.h"
 
@@ -43,24 +43,26 @@ static void top_usage(FILE *f)
         "  Without --since: the last 10s, or with --watch the last interval.\n");
 }
 
-static int top_option(int c, char **argv, struct top_options *o)
+static int top_option(int c, const char *arg, struct query *q)
 {
+    struct top_options *o = q->own;
+
     switch (c) {
     case 'b':
-        if (top_by_parse(optarg, &o->by) < 0)
-            return usage_error("invalid --by '%s' (%s)", optarg, top_by_names());
+        if (top_by_parse(arg, &o->by) < 0)
+            return usage_error("invalid --by '%s' (%s)", arg, top_by_names());
         return EXIT_OK;
     case 'l':
-        return limit_parse(optarg, &o->limit);
+        return limit_parse(arg, &o->limit);
     case 'w':
         o->watch = true;
         return EXIT_OK;
     case 'i':
-        if (duration_parse(optarg, &o->refresh_ns) < 0 || o->refresh_ns < 100 * NSEC_PER_MSEC)
-            return usage_error("invalid --interval '%s' (a duration of 100ms or more)", optarg);
+        if (duration_parse(arg, &o->refresh_ns) < 0 || o->refresh_ns < 100 * NSEC_PER_MSEC)
+            return usage_error("invalid --interval '%s' (a duration of 100ms or more)", arg);
         return EXIT_OK;
     default:
-        return option_error(c, argv);
+        return -ENOENT;
     }
 }
 
@@ -134,40 +136,32 @@ static int watch(const struct globals *g, const struct top_options *o, json_t *p
     return EXIT_OK;
 }
 
+static int top_run(struct query *q)
+{
+    const struct top_options *o = q->own;
+
+    if (!json_object_get(q->params, "since_ns") && !json_object_get(q->params, "start_ns"))
+        json_object_set_new(
+            q->params, "since_ns",
+            json_integer((json_int_t)(o->watch ? o->refresh_ns : DEFAULT_WINDOW_NS)));
+    json_object_set_new(q->params, "group_by", top_group_by(o->by));
+    return o->watch ? watch(q->g, o, q->params) : show(q->g, o, q->params, false);
+}
+
+/* its own options: the selection, --help, -o and the stack filters are the
+ * scaffold's */
+static const struct option top_options[] = {{"by", required_argument, NULL, 'b'},
+                                            {"limit", required_argument, NULL, 'l'},
+                                            {"watch", no_argument, NULL, 'w'},
+                                            {"interval", required_argument, NULL, 'i'},
+                                            {0}};
+
+QUERY_COMMAND(top);
+
 int cmd_top(const struct globals *g, int argc, char **argv)
 {
-    static const struct option opts[] = {
-        SELECTION_OPTIONS,
-        {"by", required_argument, NULL, 'b'},
-        {"limit", required_argument, NULL, 'l'},
-        {"watch", no_argument, NULL, 'w'},
-        {"interval", required_argument, NULL, 'i'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     struct top_options o = {
         .by = TOP_BY_PROCESS, .limit = DEFAULT_LIMIT, .refresh_ns = DEFAULT_REFRESH_NS};
-    json_auto_t *params = json_object();
-    int c, r = EXIT_OK;
 
-    optind = 1;
-    opterr = 0;
-    while (r == EXIT_OK && (c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-        if (c == 'h') {
-            top_usage(stdout);
-            return EXIT_OK;
-        }
-        r = selection_option(c, optarg, params);
-        if (r == -ENOENT)
-            r = top_option(c, argv, &o);
-    }
-    if (r == EXIT_OK && optind < argc)
-        r = usage_error("unexpected argument '%s'", argv[optind]);
-    if (r != EXIT_OK)
-        return r;
-    if (!json_object_get(params, "since_ns") && !json_object_get(params, "start_ns"))
-        json_object_set_new(params, "since_ns",
-                            json_integer((json_int_t)(o.watch ? o.refresh_ns : DEFAULT_WINDOW_NS)));
-    json_object_set_new(params, "group_by", top_group_by(o.by));
-    return o.watch ? watch(g, &o, params) : show(g, &o, params, false);
+    return query_command_run(&top_command, &o, g, argc, argv);
 }

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* offcpuctl wakers: who woke the tasks of a selection, and from where. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,8 +9,8 @@
 #include "duration.h"
 #include "flame_tree.h"
 #include "macro.h"
-#include "output_file.h"
 #include "render.h"
+#include "query_command.h"
 #include "selection.h"
 #include "svg_flamegraph.h"
 
@@ -33,6 +32,8 @@ static void wakers_usage(FILE *f)
 }
 
 enum wakers_format { WAKERS_FOLDED, WAKERS_JSON, WAKERS_SVG };
+/* --format's words, in the order of enum wakers_format */
+static const char *const formats[] = {"folded", "json", "svg"};
 
 struct wakers_job {
     const json_t *params;
@@ -86,77 +87,45 @@ static int write_wakers(FILE *f, void *ctx)
     }
 }
 
-static int wakers_option(int c, char **argv, json_t *params, const char **path,
-                         enum wakers_format *format)
+/* --format; --min-total and --group-by are the scaffold's stack filters */
+static int wakers_option(int c, const char *arg, struct query *q)
 {
-    uint64_t ns;
+    enum wakers_format *format = q->own;
+    int r;
 
-    switch (c) {
-    case 'm':
-        if (duration_parse(optarg, &ns) < 0)
-            return usage_error("invalid duration '%s' for --min-total", optarg);
-        json_object_set_new(params, "min_total_ns", json_integer((json_int_t)ns));
-        return EXIT_OK;
-    case 'g':
-        return selection_group_by(optarg, params);
-    case 'o':
-        *path = optarg;
-        return EXIT_OK;
-    case 'f':
-        if (strcmp(optarg, "folded") == 0)
-            *format = WAKERS_FOLDED;
-        else if (strcmp(optarg, "json") == 0)
-            *format = WAKERS_JSON;
-        else if (strcmp(optarg, "svg") == 0)
-            *format = WAKERS_SVG;
-        else
-            return usage_error("invalid --format '%s' (folded, json or svg)", optarg);
-        return EXIT_OK;
-    default:
-        return option_error(c, argv);
-    }
+    if (c != 'f')
+        return -ENOENT;
+    r = choice_parse(arg, formats, ARRAY_SIZE(formats));
+    if (r < 0)
+        return usage_error("invalid --format '%s' (folded, json or svg)", arg);
+    *format = (enum wakers_format)r;
+    return EXIT_OK;
 }
 
-int cmd_wakers(const struct globals *g, int argc, char **argv)
+static int wakers_run(struct query *q)
 {
-    static const struct option opts[] = {
-        SELECTION_OPTIONS,
-        {"min-total", required_argument, NULL, 'm'},
-        {"group-by", required_argument, NULL, 'g'},
-        {"format", required_argument, NULL, 'f'},
-        {"output", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    json_auto_t *params = json_object();
     json_auto_t *reply = NULL;
-    struct wakers_job job = {.params = params, .format = g->json ? WAKERS_JSON : WAKERS_FOLDED};
-    const char *path = NULL;
+    int r = daemon_call(q->g, "io.offcpud.Wakers", q->params, &reply);
+    struct wakers_job job = {
+        .params = q->params, .reply = reply, .format = *(const enum wakers_format *)q->own};
     long bytes;
-    int c, r = EXIT_OK;
 
-    optind = 1;
-    opterr = 0;
-    while (r == EXIT_OK && (c = getopt_long(argc, argv, ":o:", opts, NULL)) != -1) {
-        if (c == 'h') {
-            wakers_usage(stdout);
-            return EXIT_OK;
-        }
-        r = selection_option(c, optarg, params);
-        if (r == -ENOENT)
-            r = wakers_option(c, argv, params, &path, &job.format);
-    }
-    if (r == EXIT_OK && optind < argc)
-        r = usage_error("unexpected argument '%s'", argv[optind]);
-    if (r == EXIT_OK)
-        r = daemon_call(g, "io.offcpud.Wakers", params, &reply);
     if (r != EXIT_OK)
         return r;
     if (json_array_size(json_object_get(reply, "stacks")) == 0)
-        return selection_no_data(params, "that window (is offcpud running with wakers = yes?)");
-    job.reply = reply;
-    if (path)
-        return output_file(path, write_wakers, &job, &bytes);
-    r = write_wakers(stdout, &job);
-    return finish_output(r < 0 ? fail("writing output: %s", strerror(-r)) : r);
+        return selection_no_data(q->params, "that window (is offcpud running with wakers = yes?)");
+    return query_write(q, write_wakers, &job, &bytes);
+}
+
+/* its own options: the selection, --help, -o and the stack filters are the
+ * scaffold's */
+static const struct option wakers_options[] = {{"format", required_argument, NULL, 'f'}, {0}};
+
+QUERY_COMMAND(wakers, .output = true, .stack_filters = true);
+
+int cmd_wakers(const struct globals *g, int argc, char **argv)
+{
+    enum wakers_format format = g->json ? WAKERS_JSON : WAKERS_FOLDED;
+
+    return query_command_run(&wakers_command, &format, g, argc, argv);
 }

@@ -166,6 +166,16 @@ void selection_describe(const json_t *params, char *buf, size_t size)
         snprintf(buf, size, " at all");
 }
 
+int selection_min_total(const char *arg, json_t *params)
+{
+    uint64_t ns;
+
+    if (duration_parse(arg, &ns) < 0)
+        return usage_error("invalid duration '%s' for --min-total", arg);
+    json_object_set_new(params, "min_total_ns", json_integer((json_int_t)ns));
+    return EXIT_OK;
+}
+
 int selection_group_by(const char *arg, json_t *params)
 {
     _cleanup_free_ char *copy = strdup(arg);

@@ -47,6 +47,10 @@ void selection_title(const json_t *params, const char *what, char *buf, size_t s
  * that window" (where: "that window"). Returns EXIT_ERROR. */
 int selection_no_data(const json_t *params, const char *where);
 
+/* --min-total DURATION into params' min_total_ns; a usage error for what
+ * is not a duration. */
+int selection_min_total(const char *arg, json_t *params);
+
 /* --group-by FIELDS (pid,tid,state,cgroup) into params' group_by; a usage
  * error for another field. */
 int selection_group_by(const char *arg, json_t *params);

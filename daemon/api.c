@@ -193,6 +193,14 @@ static json_t *parse_comm(json_t *params, struct query *q)
     return NULL;
 }
 
+/* The one place the CgroupNotFound error is built: path as the peer gave it. */
+static json_t *cgroup_not_found(json_t *params)
+{
+    return vl_error_new(
+        "io.offcpud.CgroupNotFound",
+        json_pack("{s:s}", "path", json_string_value(json_object_get(params, "cgroup"))));
+}
+
 static json_t *parse_filters(struct daemon *d, json_t *params, struct query *q, char *cgroup,
                              size_t cgroup_size)
 {
@@ -222,10 +230,9 @@ static json_t *parse_filters(struct daemon *d, json_t *params, struct query *q, 
     }
     s = json_string_value(json_object_get(params, "cgroup"));
     if (s) {
-        if (!d->cgroups)
-            return vl_error_new("io.offcpud.CgroupNotFound", json_pack("{s:s}", "path", s));
-        if (cgroups_normalize(d->cgroups, s, cgroup, cgroup_size) < 0)
-            return vl_error_new("io.offcpud.CgroupNotFound", json_pack("{s:s}", "path", s));
+        /* without a cgroup2 mount no cgroup can be named */
+        if (!d->cgroups || cgroups_normalize(d->cgroups, s, cgroup, cgroup_size) < 0)
+            return cgroup_not_found(params);
         q->cgroup = cgroup;
     }
     return parse_group_by(params, &q->group_by);
@@ -244,13 +251,6 @@ static bool cgroup_exists(struct daemon *d, const char *rel)
 static bool cgroup_known(struct daemon *d, const char *rel, size_t found)
 {
     return found > 0 || cgroup_exists(d, rel);
-}
-
-static json_t *cgroup_not_found(json_t *params)
-{
-    return vl_error_new(
-        "io.offcpud.CgroupNotFound",
-        json_pack("{s:s}", "path", json_string_value(json_object_get(params, "cgroup"))));
 }
 
 /* Whose records a peer reads, and how: the same rules for every method. */
@@ -657,13 +657,15 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
     return vl_reply_new(o, false);
 }
 
-/* Which tasks and which window: the parameters Dump, Top and Timeline share. */
+/* Which tasks: the parameters Dump, Top, Timeline, Wakers and Stuck share. */
 /* clang-format off */
-#define SELECTION_PARAMS                                                                           \
+#define WHO_PARAMS                                                                                 \
     {"pid", VL_INT, false}, {"tid", VL_INT, false}, {"cgroup", VL_STRING, false},                  \
-    {"unit", VL_STRING, false}, {"comm", VL_STRING, false}, {"state", VL_STRING, false},           \
-    {"since_ns", VL_INT, false}, {"until_ns", VL_INT, false}, {"start_ns", VL_INT, false},         \
-    {"end_ns", VL_INT, false}
+    {"unit", VL_STRING, false}, {"comm", VL_STRING, false}, {"state", VL_STRING, false}
+/* And which window: all but Stuck, which is about now. */
+#define SELECTION_PARAMS                                                                           \
+    WHO_PARAMS, {"since_ns", VL_INT, false}, {"until_ns", VL_INT, false},                          \
+    {"start_ns", VL_INT, false}, {"end_ns", VL_INT, false}
 /* clang-format on */
 
 static const struct vl_param dump_params[] = {
@@ -693,13 +695,13 @@ static const struct vl_param timeline_params[] = {
 };
 /* right now: no window */
 static const struct vl_param stuck_params[] = {
-    {"pid", VL_INT, false},     {"tid", VL_INT, false},     {"cgroup", VL_STRING, false},
-    {"unit", VL_STRING, false}, {"comm", VL_STRING, false}, {"state", VL_STRING, false},
-    {"min_ns", VL_INT, false},  {NULL, 0, false},
+    WHO_PARAMS,
+    {"min_ns", VL_INT, false},
+    {NULL, 0, false},
 };
 static const struct vl_param no_params[] = {{NULL, 0, false}};
 
-static const struct vl_method methods[] = {
+const struct vl_method api_methods[] = {
     {"io.offcpud.Dump", dump_params, ACCESS_OWN, method_dump},
     {"io.offcpud.Timeline", timeline_params, ACCESS_OWN, method_timeline},
     {"io.offcpud.Status", no_params, ACCESS_OWN, method_status},
@@ -707,8 +709,6 @@ static const struct vl_method methods[] = {
     {"io.offcpud.Top", top_params, ACCESS_OWN, method_top},
     {"io.offcpud.Wakers", wakers_params, ACCESS_OWN, method_wakers},
 };
-
-extern const char offcpud_interface_description[];
 
 static const struct vl_interface interfaces[] = {
     {"io.offcpud", offcpud_interface_description},
@@ -718,5 +718,5 @@ int api_bind(struct vl_server *s, struct daemon *d)
 {
     int r = varlink_service_bind(s, interfaces, ARRAY_SIZE(interfaces));
 
-    return r < 0 ? r : vl_server_bind(s, methods, ARRAY_SIZE(methods), d);
+    return r < 0 ? r : vl_server_bind(s, api_methods, API_METHODS, d);
 }

@@ -2,8 +2,8 @@
 /* The flame graph of a selection, as offcpuctl flamegraph and dump --format
  * svg write it: the stacks and the timeline asked of the daemon, the graph
  * drawn here (the daemon never builds SVGs). */
-#ifndef FLAMEGRAPH_SVG_H
-#define FLAMEGRAPH_SVG_H
+#ifndef SELECTION_FLAMEGRAPH_H
+#define SELECTION_FLAMEGRAPH_H
 
 #include <jansson.h>
 #include <stdio.h>
@@ -25,7 +25,8 @@ struct flamegraph_written {
 
 /* Asks for params' stacks (params gains group_by state for SVG_COLOR_STATES)
  * and writes the SVG to out. Returns an exit code after a one-line message. */
-int flamegraph_svg(const struct globals *g, json_t *params, const struct flamegraph_request *req,
-                   FILE *out, struct flamegraph_written *written);
+int selection_flamegraph(const struct globals *g, json_t *params,
+                         const struct flamegraph_request *req, FILE *out,
+                         struct flamegraph_written *written);
 
 #endif

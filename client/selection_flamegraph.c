@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-#include "flamegraph_svg.h"
+#include "selection_flamegraph.h"
 
 #include <errno.h>
 #include <string.h>
@@ -64,8 +64,9 @@ static int draw(FILE *out, const json_t *params, const json_t *dump, const struc
     return r < 0 ? fail("writing the SVG: %s", strerror(-r)) : EXIT_OK;
 }
 
-int flamegraph_svg(const struct globals *g, json_t *params, const struct flamegraph_request *req,
-                   FILE *out, struct flamegraph_written *written)
+int selection_flamegraph(const struct globals *g, json_t *params,
+                         const struct flamegraph_request *req, FILE *out,
+                         struct flamegraph_written *written)
 {
     json_auto_t *dump = NULL, *timeline_reply = NULL;
     struct timeline tl = {0};
