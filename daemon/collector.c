@@ -573,72 +573,57 @@ const struct offcpu_stack *drained_find_stack(const struct drained *d, uint64_t 
     return found ? &d->stacks[d->index[i].idx] : NULL;
 }
 
-static const char *const counter_names[OFFCPU_STAT__MAX] = {
-    [OFFCPU_STAT_SWITCHES] = "switches",
-    [OFFCPU_STAT_ACCOUNTED] = "accounted",
-    [OFFCPU_STAT_USER_STACK_EFAULT] = "user_stack_efault",
-    [OFFCPU_STAT_USER_STACK_ERROR] = "user_stack_error",
-    [OFFCPU_STAT_KERNEL_STACK_ERROR] = "kernel_stack_error",
-    [OFFCPU_STAT_STACK_MAP_FULL] = "stack_map_full",
-    [OFFCPU_STAT_STACK_COLLISION] = "stack_collision",
-    [OFFCPU_STAT_AGG_MAP_FULL] = "agg_map_full",
-    [OFFCPU_STAT_AGG_LOST_NS] = "agg_lost_ns",
-    [OFFCPU_STAT_NO_SWITCH_OUT] = "no_switch_out",
-    [OFFCPU_STAT_STORAGE_FAIL] = "storage_fail",
-    [OFFCPU_STAT_ANNOUNCE_LOST] = "announce_lost",
-    [OFFCPU_STAT_WALKS] = "stack_walks",
-    [OFFCPU_STAT_CACHE_HITS] = "stack_cache_hits",
-    [OFFCPU_STAT_CACHE_CHECKS] = "stack_cache_checks",
-    [OFFCPU_STAT_CACHE_MISMATCH] = "stack_cache_mismatches",
-    [OFFCPU_STAT_OVER_BUDGET] = "over_cgroup_share",
-    [OFFCPU_STAT_UNWIND_WALKS] = "unwind_walks",
-    [OFFCPU_STAT_UNWIND_FRAMES] = "unwind_frames",
-    [OFFCPU_STAT_UNWIND_ENTRY] = "unwind_reached_entry",
-    [OFFCPU_STAT_UNWIND_END] = "unwind_ended_null",
-    [OFFCPU_STAT_UNWIND_NO_TABLE] = "unwind_no_table",
-    [OFFCPU_STAT_UNWIND_UNKNOWN] = "unwind_unknown_cfi",
-    [OFFCPU_STAT_UNWIND_READ] = "unwind_read_error",
-    [OFFCPU_STAT_UNWIND_DEPTH] = "unwind_truncated",
-    [OFFCPU_STAT_UNWIND_FP] = "unwind_frame_pointer_frames",
-    [OFFCPU_STAT_UNWIND_VMA] = "unwind_vma_frames",
-    [OFFCPU_STAT_WAKES] = "wakes",
-    [OFFCPU_STAT_WAKE_MAP_FULL] = "wake_map_full",
-    [OFFCPU_STAT_WAKE_LOST_NS] = "wake_lost_ns",
-    [OFFCPU_STAT_WAKE_NO_CONTEXT] = "wake_context_unknown",
-    [OFFCPU_STAT_WAKER_WALKS] = "waker_walks",
-    [OFFCPU_STAT_WAKER_CACHE_HITS] = "waker_cache_hits",
-    [OFFCPU_STAT_WAKER_CACHE_CHECKS] = "waker_cache_checks",
-    [OFFCPU_STAT_WAKER_CACHE_MISMATCH] = "waker_cache_mismatches",
-    [OFFCPU_STAT_WAKE_CONTEXT_DISAGREE] = "wake_context_disagree",
-    [OFFCPU_STAT_UNWIND_MAPPED] = "unwind_mapped_frames",
-    [OFFCPU_STAT_UNWIND_RESUMED] = "unwind_resumed",
-    [OFFCPU_STAT_UNWIND_RESUMED_SHORT] = "unwind_resumed_short",
-    [OFFCPU_STAT_UNWIND_SIGNAL] = "unwind_signal_frames",
-    [OFFCPU_STAT_CHARGES_DEFERRED] = "charges_deferred",
-    [OFFCPU_STAT_DEFERRED_SHORT] = "deferred_charged_short",
-    [OFFCPU_STAT_DEFER_FULL] = "defer_full",
-};
-
-/* Losses: what an operator alerts on. The rest are events. */
-static const enum collector_counter_kind counter_kinds[OFFCPU_STAT__MAX] = {
-    [OFFCPU_STAT_USER_STACK_EFAULT] = COLLECTOR_LOST_EVENT,
-    [OFFCPU_STAT_USER_STACK_ERROR] = COLLECTOR_LOST_EVENT,
-    [OFFCPU_STAT_KERNEL_STACK_ERROR] = COLLECTOR_LOST_EVENT,
-    [OFFCPU_STAT_STACK_MAP_FULL] = COLLECTOR_LOST_EVENT,
-    [OFFCPU_STAT_STACK_COLLISION] = COLLECTOR_LOST_EVENT,
-    [OFFCPU_STAT_AGG_MAP_FULL] = COLLECTOR_LOST_EVENT,
-    [OFFCPU_STAT_AGG_LOST_NS] = COLLECTOR_LOST_NS,
-    [OFFCPU_STAT_NO_SWITCH_OUT] = COLLECTOR_LOST_EVENT,
-    [OFFCPU_STAT_STORAGE_FAIL] = COLLECTOR_LOST_EVENT,
-    [OFFCPU_STAT_ANNOUNCE_LOST] = COLLECTOR_LOST_EVENT,
-    [OFFCPU_STAT_UNWIND_NO_TABLE] = COLLECTOR_LOST_EVENT,
-    [OFFCPU_STAT_UNWIND_READ] = COLLECTOR_LOST_EVENT,
-    [OFFCPU_STAT_UNWIND_DEPTH] = COLLECTOR_LOST_EVENT,
-    [OFFCPU_STAT_WAKE_MAP_FULL] = COLLECTOR_LOST_EVENT,
+/* Each BPF stat: its name in Status and the metrics, and whether it counts a
+ * loss (what an operator alerts on) or an event. */
+static const struct {
+    const char *name;
+    enum collector_counter_kind kind;
+} counters[OFFCPU_STAT__MAX] = {
+    [OFFCPU_STAT_SWITCHES] = {"switches", COLLECTOR_EVENT},
+    [OFFCPU_STAT_ACCOUNTED] = {"accounted", COLLECTOR_EVENT},
+    [OFFCPU_STAT_USER_STACK_EFAULT] = {"user_stack_efault", COLLECTOR_LOST_EVENT},
+    [OFFCPU_STAT_USER_STACK_ERROR] = {"user_stack_error", COLLECTOR_LOST_EVENT},
+    [OFFCPU_STAT_KERNEL_STACK_ERROR] = {"kernel_stack_error", COLLECTOR_LOST_EVENT},
+    [OFFCPU_STAT_STACK_MAP_FULL] = {"stack_map_full", COLLECTOR_LOST_EVENT},
+    [OFFCPU_STAT_STACK_COLLISION] = {"stack_collision", COLLECTOR_LOST_EVENT},
+    [OFFCPU_STAT_AGG_MAP_FULL] = {"agg_map_full", COLLECTOR_LOST_EVENT},
+    [OFFCPU_STAT_AGG_LOST_NS] = {"agg_lost_ns", COLLECTOR_LOST_NS},
+    [OFFCPU_STAT_NO_SWITCH_OUT] = {"no_switch_out", COLLECTOR_LOST_EVENT},
+    [OFFCPU_STAT_STORAGE_FAIL] = {"storage_fail", COLLECTOR_LOST_EVENT},
+    [OFFCPU_STAT_ANNOUNCE_LOST] = {"announce_lost", COLLECTOR_LOST_EVENT},
+    [OFFCPU_STAT_WALKS] = {"stack_walks", COLLECTOR_EVENT},
+    [OFFCPU_STAT_CACHE_HITS] = {"stack_cache_hits", COLLECTOR_EVENT},
+    [OFFCPU_STAT_CACHE_CHECKS] = {"stack_cache_checks", COLLECTOR_EVENT},
+    [OFFCPU_STAT_CACHE_MISMATCH] = {"stack_cache_mismatches", COLLECTOR_EVENT},
+    [OFFCPU_STAT_OVER_BUDGET] = {"over_cgroup_share", COLLECTOR_EVENT},
+    [OFFCPU_STAT_UNWIND_WALKS] = {"unwind_walks", COLLECTOR_EVENT},
+    [OFFCPU_STAT_UNWIND_FRAMES] = {"unwind_frames", COLLECTOR_EVENT},
+    [OFFCPU_STAT_UNWIND_ENTRY] = {"unwind_reached_entry", COLLECTOR_EVENT},
+    [OFFCPU_STAT_UNWIND_END] = {"unwind_ended_null", COLLECTOR_EVENT},
+    [OFFCPU_STAT_UNWIND_NO_TABLE] = {"unwind_no_table", COLLECTOR_LOST_EVENT},
+    [OFFCPU_STAT_UNWIND_UNKNOWN] = {"unwind_unknown_cfi", COLLECTOR_EVENT},
+    [OFFCPU_STAT_UNWIND_READ] = {"unwind_read_error", COLLECTOR_LOST_EVENT},
+    [OFFCPU_STAT_UNWIND_DEPTH] = {"unwind_truncated", COLLECTOR_LOST_EVENT},
+    [OFFCPU_STAT_UNWIND_FP] = {"unwind_frame_pointer_frames", COLLECTOR_EVENT},
+    [OFFCPU_STAT_UNWIND_VMA] = {"unwind_vma_frames", COLLECTOR_EVENT},
+    [OFFCPU_STAT_WAKES] = {"wakes", COLLECTOR_EVENT},
+    [OFFCPU_STAT_WAKE_MAP_FULL] = {"wake_map_full", COLLECTOR_LOST_EVENT},
     /* not off-CPU time lost: the aggregate has it, only its waker is not
      * known; an event counter (of ns), apart from offcpud_lost_seconds_total */
-    [OFFCPU_STAT_WAKE_LOST_NS] = COLLECTOR_EVENT,
-    [OFFCPU_STAT_WAKE_NO_CONTEXT] = COLLECTOR_LOST_EVENT,
+    [OFFCPU_STAT_WAKE_LOST_NS] = {"wake_lost_ns", COLLECTOR_EVENT},
+    [OFFCPU_STAT_WAKE_NO_CONTEXT] = {"wake_context_unknown", COLLECTOR_LOST_EVENT},
+    [OFFCPU_STAT_WAKER_WALKS] = {"waker_walks", COLLECTOR_EVENT},
+    [OFFCPU_STAT_WAKER_CACHE_HITS] = {"waker_cache_hits", COLLECTOR_EVENT},
+    [OFFCPU_STAT_WAKER_CACHE_CHECKS] = {"waker_cache_checks", COLLECTOR_EVENT},
+    [OFFCPU_STAT_WAKER_CACHE_MISMATCH] = {"waker_cache_mismatches", COLLECTOR_EVENT},
+    [OFFCPU_STAT_WAKE_CONTEXT_DISAGREE] = {"wake_context_disagree", COLLECTOR_EVENT},
+    [OFFCPU_STAT_UNWIND_MAPPED] = {"unwind_mapped_frames", COLLECTOR_EVENT},
+    [OFFCPU_STAT_UNWIND_RESUMED] = {"unwind_resumed", COLLECTOR_EVENT},
+    [OFFCPU_STAT_UNWIND_RESUMED_SHORT] = {"unwind_resumed_short", COLLECTOR_EVENT},
+    [OFFCPU_STAT_UNWIND_SIGNAL] = {"unwind_signal_frames", COLLECTOR_EVENT},
+    [OFFCPU_STAT_CHARGES_DEFERRED] = {"charges_deferred", COLLECTOR_EVENT},
+    [OFFCPU_STAT_DEFERRED_SHORT] = {"deferred_charged_short", COLLECTOR_EVENT},
+    [OFFCPU_STAT_DEFER_FULL] = {"defer_full", COLLECTOR_EVENT},
 };
 
 int collector_read_counters(struct collector *c, struct collector_counter *ret)
@@ -651,7 +636,7 @@ int collector_read_counters(struct collector *c, struct collector_counter *ret)
     if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.stats), &zero, percpu) < 0)
         return -errno;
     for (int i = 0; i < OFFCPU_STAT__MAX; i++) {
-        ret[i] = (struct collector_counter){.name = counter_names[i], .kind = counter_kinds[i]};
+        ret[i] = (struct collector_counter){.name = counters[i].name, .kind = counters[i].kind};
         for (int cpu = 0; cpu < c->ncpus; cpu++)
             ret[i].value += percpu[cpu].v[i];
     }

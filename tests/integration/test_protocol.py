@@ -1,5 +1,6 @@
 """The Varlink socket: introspection, errors for bad requests, many clients, data intact."""
 import json
+import re
 import shutil
 import socket
 import subprocess
@@ -44,6 +45,21 @@ def test_interface_description_is_valid(daemon, interface, tmp_path):
     path.write_text(description)
     res = subprocess.run([generator, str(path)], capture_output=True, text=True, cwd=tmp_path)
     assert res.returncode == 0, res.stderr
+
+
+def interface_type_fields(name):
+    """The fields of a type in the interface file, in order."""
+    text = (ROOT / "daemon" / "io.offcpud.varlink").read_text()
+    body = re.search(rf"^type {name} \((.*?)^\)", text, re.S | re.M).group(1)
+    return [line.split(":")[0].strip() for line in body.splitlines()
+            if ":" in line and not line.strip().startswith("#")]
+
+
+def test_collector_counters_are_the_interfaces(daemon):
+    """The collector's counters (one table in collector.c, one per BPF stat) are those the
+    interface declares: a counter added to one home alone fails here."""
+    counters = daemon.call("io.offcpud.Status")["parameters"]["collector"]
+    assert sorted(counters) == sorted(interface_type_fields("CollectorCounters"))
 
 
 def test_unknown_interface_description(daemon):
