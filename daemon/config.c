@@ -22,6 +22,8 @@ void config_defaults(struct config *c)
     /* systemd's StateDirectory= says where */
     snprintf(c->state_dir, sizeof(c->state_dir), "%s", env && *env ? env : "/var/lib/offcpud");
     c->interval_ns = 1 * NSEC_PER_SEC;
+    /* clients wait while a drain runs: a fifth of an interval at most */
+    c->drain_budget_ns = 200 * NSEC_PER_MSEC;
     c->retention_ns = 15 * 60 * NSEC_PER_SEC;
     c->memory_limit = 256ULL << 20;
     /* a big C++ program's full .symtab (1M symbols) takes 60-100 MiB */
@@ -228,6 +230,8 @@ static const struct key keys[] = {
     {"journal-sync", parse_bool_key, FIELD(journal_sync), 0, 0, "must be yes or no", NULL},
     {"interval", parse_duration_key, FIELD(interval_ns), 10 * NSEC_PER_MSEC, 3600 * NSEC_PER_SEC,
      "must be a duration from 10ms to 1h, e.g. 1s", NULL},
+    {"drain-budget", parse_duration_key, FIELD(drain_budget_ns), 10 * NSEC_PER_MSEC,
+     3600 * NSEC_PER_SEC, "must be a duration from 10ms to 1h, e.g. 200ms", NULL},
     {"retention", parse_duration_key, FIELD(retention_ns), NSEC_PER_SEC, UINT64_MAX,
      "must be a duration of at least 1s, e.g. 15m", NULL},
     {"memory-limit", parse_size_key, FIELD(memory_limit), 1ULL << 20, UINT64_MAX,

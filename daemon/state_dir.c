@@ -152,24 +152,24 @@ static uint64_t journal_bound(const struct daemon *d)
                                                           : d->state.ring_file_bytes;
 }
 
-void state_dir_journal(struct daemon *d, const struct snapshot *s)
+/* One snapshot into the journal. False when the ring file was written
+ * instead (compaction): it holds every snapshot of the ring. */
+static bool journal_one(struct daemon *d, const struct snapshot *s)
 {
     struct state_dir *st = &d->state;
     _cleanup_free_ char *buf = NULL;
     size_t len;
     int r;
 
-    if (st->journal_fd < 0)
-        return;
     r = journal_encode(&st->journal, &d->ring.intern, s, &buf, &len);
     if (r < 0) {
         write_failed(d, JOURNAL_FILE, r);
-        return;
+        return true;
     }
     if (st->journal.bytes + len > journal_bound(d)) {
         journal_not_written(&st->journal);
         compact(d);
-        return;
+        return false;
     }
     r = pwrite_all(st->journal_fd, buf, len, st->journal.bytes);
     if (r == 0 && d->cfg.journal_sync && fdatasync(st->journal_fd) < 0)
@@ -180,11 +180,26 @@ void state_dir_journal(struct daemon *d, const struct snapshot *s)
             log_warning("cutting %s/%s: %s", d->cfg.state_dir, JOURNAL_FILE, strerror(errno));
         journal_not_written(&st->journal);
         write_failed(d, JOURNAL_FILE, r);
-        return;
+        return true;
     }
     journal_written(&st->journal, len);
     st->stats.written_bytes += len;
     write_worked(d);
+    return true;
+}
+
+void state_dir_journal(struct daemon *d)
+{
+    struct state_dir *st = &d->state;
+    /* those evicted meanwhile are gone from the journal's reader too */
+    size_t n = st->unjournaled < d->ring.n ? st->unjournaled : d->ring.n;
+
+    st->unjournaled = 0;
+    if (st->journal_fd < 0)
+        return;
+    for (size_t i = d->ring.n - n; i < d->ring.n; i++)
+        if (!journal_one(d, d->ring.snaps[i]))
+            return;
 }
 
 /* A file that cannot be used: refused with one line, and kept aside for a
