@@ -93,6 +93,12 @@ static int drain_take(struct daemon *d, uint64_t budget_ns)
     int64_t t0 = clock_ns(CLOCK_MONOTONIC), deadline = budget_ns ? t0 + (int64_t)budget_ns : 0;
     int r = 1;
 
+    /* the first drain reads kallsyms and the symbols of every program
+     * running: whole, as start-up's, or the first snapshot would span the
+     * seconds that takes (and a query's first catch-up would see nothing) */
+    if (!d->stats.drains)
+        deadline = 0;
+
     if (d->building)
         r = drain_build(d, deadline);
     /* not done: the kernel's maps keep collecting this interval meanwhile,
