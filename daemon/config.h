@@ -17,6 +17,7 @@ struct config {
     uint64_t journal_size;    /* bytes the journal may reach before compaction */
     bool journal_sync;        /* fdatasync after each snapshot journaled */
     uint64_t interval_ns;
+    uint64_t drain_budget_ns; /* what one drain may hold the daemon; the rest goes on later */
     uint64_t retention_ns;
     uint64_t memory_limit;
     uint64_t symbol_memory; /* ELF files' symbols, beside memory_limit */

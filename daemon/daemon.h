@@ -25,7 +25,9 @@ struct daemon_stats {
     uint64_t drain_last_ns;
     uint64_t drain_max_ns;
     uint64_t drain_total_ns;
-    size_t rss; /* resident bytes after the last drain */
+    uint64_t drain_budget_stops;    /* drains stopped at drain-budget, to go on later */
+    uint64_t drain_records_carried; /* records those left for later */
+    size_t rss;                     /* resident bytes after the last drain */
     struct snapshot_stats snap;
     struct collector_counter collector[COLLECTOR_COUNTERS]; /* as last read for Status */
 };
@@ -48,7 +50,10 @@ struct daemon {
     struct conn_limits metrics_limits;  /* from cfg */
     int epfd;
     int64_t started_mono_ns;
-    int64_t last_drain_mono_ns;    /* start of the last successful drain: its flip */
+    int64_t last_drain_mono_ns; /* start of the last successful drain: its flip */
+    /* a drained generation still being built, when a drain stopped at its
+     * budget: no flip until it is done (the next drain goes on with it) */
+    struct snapshot_builder *building;
     int64_t last_catch_up_mono_ns; /* of the last drain a query asked for */
     struct daemon_stats stats;
 };

@@ -11,12 +11,10 @@
 #include "ring_budget.h"
 #include "state_dir.h"
 
-int drain_run(struct daemon *d)
+/* Flip and drain the generation being collected, and begin its snapshot. */
+static int drain_begin(struct daemon *d)
 {
-    int64_t t0 = clock_ns(CLOCK_MONOTONIC), took;
-    struct snapshot *snap;
     struct drained *dr;
-    size_t incoming, before;
     int r;
 
     /* execs announced but not yet seen would name old images' frames from
@@ -25,9 +23,23 @@ int drain_run(struct daemon *d)
     r = collector_flip_and_drain(d->collector, &dr);
     if (r < 0)
         return r;
-    r = snapshot_build(dr, d->sym, d->cgroups, &d->ring.intern, &snap, &d->stats.snap);
+    /* when the generation now collecting began: a drain can take long (the
+     * first reads kallsyms), and all that time belongs to the next one */
+    d->last_drain_mono_ns = clock_ns(CLOCK_MONOTONIC);
+    r = snapshot_build_begin(dr, d->sym, d->cgroups, &d->ring.intern, &d->stats.snap, &d->building);
     if (r < 0)
         return log_error_errno(r, "keeping a snapshot of %zu records: %s", dr->n, strerror(-r));
+    return 0;
+}
+
+/* The built snapshot into the ring (in memory: persistence is the caller's). */
+static int drain_keep(struct daemon *d)
+{
+    struct snapshot *snap = snapshot_build_end(d->building);
+    size_t incoming, before;
+    int r;
+
+    d->building = NULL;
     /* before the ring takes it: a snapshot over the memory limit goes at once */
     if (d->metrics && metrics_add(d->metrics, snap, &d->ring.intern) < 0)
         log_warning("metrics: out of memory counting a snapshot");
@@ -39,23 +51,74 @@ int drain_run(struct daemon *d)
         snapshot_free(&d->ring.intern, snap);
         return log_error_errno(r, "keeping a snapshot: %s", strerror(-r));
     }
-    /* the newest stays in the ring, whatever the push evicted */
-    state_dir_journal(&d->state, snap);
+    d->state.unjournaled++;
     /* what was given up goes back to the system: the allocator would keep it */
     if (ring_memory(&d->ring) < before)
         malloc_trim(0);
     if (process_rss(&d->stats.rss) < 0)
         d->stats.rss = 0;
-    /* when the generation now collecting began: a drain can take long (the
-     * first reads kallsyms), and all that time belongs to the next one */
-    d->last_drain_mono_ns = t0;
-    took = clock_ns(CLOCK_MONOTONIC) - t0;
     d->stats.drains++;
+    return 0;
+}
+
+/* Build on until the deadline (0: none); keep the snapshot once built.
+ * Returns 1 when built, 0 when carried to the next drain. */
+static int drain_build(struct daemon *d, int64_t deadline_ns)
+{
+    int r;
+
+    if (!snapshot_build_step(d->building, deadline_ns)) {
+        d->stats.drain_budget_stops++;
+        d->stats.drain_records_carried += snapshot_build_left(d->building);
+        return 0;
+    }
+    r = drain_keep(d);
+    return r < 0 ? r : 1;
+}
+
+static void count_time(struct daemon *d, int64_t t0)
+{
+    int64_t took = clock_ns(CLOCK_MONOTONIC) - t0;
+
     d->stats.drain_last_ns = took;
     d->stats.drain_total_ns += took;
     if ((uint64_t)took > d->stats.drain_max_ns)
         d->stats.drain_max_ns = took;
-    return 0;
+}
+
+/* The generation a drain left unbuilt first, then this interval's, within
+ * budget_ns (0: whole). */
+static int drain_take(struct daemon *d, uint64_t budget_ns)
+{
+    int64_t t0 = clock_ns(CLOCK_MONOTONIC), deadline = budget_ns ? t0 + (int64_t)budget_ns : 0;
+    int r = 1;
+
+    /* the first drain reads kallsyms and the symbols of every program
+     * running: whole, as start-up's, or the first snapshot would span the
+     * seconds that takes (and a query's first catch-up would see nothing) */
+    if (!d->stats.drains)
+        deadline = 0;
+
+    if (d->building)
+        r = drain_build(d, deadline);
+    /* not done: the kernel's maps keep collecting this interval meanwhile,
+     * and the next flip takes it with the rest */
+    if (r > 0) {
+        r = drain_begin(d);
+        if (r == 0)
+            r = drain_build(d, deadline);
+    }
+    count_time(d, t0);
+    return r < 0 ? r : 0;
+}
+
+int drain_run(struct daemon *d, uint64_t budget_ns)
+{
+    int r = drain_take(d, budget_ns);
+
+    /* what queries kept since the last drain too */
+    state_dir_journal(&d->state);
+    return r;
 }
 
 void drain_catch_up(struct daemon *d)
@@ -65,10 +128,12 @@ void drain_catch_up(struct daemon *d)
     /* The last milliseconds before a query are what an incident is about;
      * but one such drain per interval, shared by every query that wants
      * now: a flood of queries must neither flood the ring with snapshots
-     * nor make every other client wait for drains. */
+     * nor make every other client wait for drains. A generation a drain
+     * left unbuilt is built on first, as the timer's drain does. Nothing is
+     * written here: the next timer's drain journals what this one kept. */
     if (!d->collector || now - d->last_drain_mono_ns <= (int64_t)NSEC_PER_MSEC ||
         now - d->last_catch_up_mono_ns < (int64_t)d->cfg.interval_ns)
         return;
     d->last_catch_up_mono_ns = now;
-    drain_run(d);
+    drain_take(d, d->cfg.drain_budget_ns);
 }

@@ -70,7 +70,7 @@ static void on_timer(struct event_source *src, uint32_t events)
 
     if (read(src->fd, &expirations, sizeof(expirations)) < 0)
         return;
-    if (drain_run(l->d) == 0)
+    if (drain_run(l->d, l->d->cfg.drain_budget_ns) == 0)
         sd_notifyf(0, "STATUS=%zu snapshots, %zu MiB, %" PRIu64 " drains", l->d->ring.n,
                    ring_memory(&l->d->ring) >> 20, l->d->stats.drains);
 }
@@ -85,7 +85,8 @@ static void on_watchdog(struct event_source *src, uint32_t events)
 
     if (read(src->fd, &expirations, sizeof(expirations)) < 0)
         return;
-    if (clock_ns(CLOCK_MONOTONIC) - l->d->last_drain_mono_ns < stale)
+    /* a generation carried past its drain's budget is progress too */
+    if (clock_ns(CLOCK_MONOTONIC) - l->d->last_drain_mono_ns < stale || l->d->building)
         sd_notify(0, "WATCHDOG=1");
 }
 
@@ -170,6 +171,7 @@ static void reload(struct loop *l)
         log_notice("reload: socket, state-directory, metrics-listen, symbol-memory and "
                    "collector settings change at the next restart only");
     d->cfg.interval_ns = fresh.interval_ns;
+    d->cfg.drain_budget_ns = fresh.drain_budget_ns;
     d->cfg.retention_ns = fresh.retention_ns;
     d->cfg.memory_limit = fresh.memory_limit;
     d->cfg.journal_size = fresh.journal_size;

@@ -141,6 +141,7 @@ static int start(struct daemon *d)
 static void stop(struct daemon *d)
 {
     metrics_endpoint_stop(d);
+    d->building = snapshot_build_abandon(d->building);
     d->metrics = metrics_free(d->metrics);
     d->server = vl_server_free(d->server);
     listen_socket_close(&d->socket);
@@ -171,7 +172,7 @@ int main(int argc, char **argv)
     if (r == 0) {
         /* what the last interval collected is part of what is saved */
         collector_release_held(d.collector);
-        drain_run(&d);
+        drain_run(&d, 0);
         state_dir_save(&d.state);
     }
     stop(&d);

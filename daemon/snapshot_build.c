@@ -12,23 +12,10 @@
 #include "frame_rules.h"
 #include "frame_where.h"
 #include "histogram.h"
+#include "clock.h"
 #include "macro.h"
 
 _Static_assert(UID_UNKNOWN == OFFCPU_UID_UNKNOWN, "one unknown owner, two names");
-
-struct builder {
-    const struct drained *d; /* its stacks */
-    struct frame_cache *frames;
-    struct intern *in;
-    struct snapshot_stats *stats;
-};
-
-/* Records to make from keys: the aggregate's, or either side of the wakers'. */
-struct record_set {
-    const struct offcpu_key *keys;
-    size_t n;
-    struct record *recs;
-};
 
 /* A stack's interned ids: its names, and where its frames lie (user stacks
  * only, two strings per frame; 0 when not known). */
@@ -36,9 +23,48 @@ struct resolved {
     uint32_t names, where;
 };
 
+/* Records to make from keys: the aggregate's, or either side of the wakers'. */
+struct record_set {
+    const struct offcpu_key *keys;
+    size_t n;
+    struct record *recs;
+    struct cgroups *cg; /* NULL: no cgroup for these records */
+    bool sums;          /* the aggregate's: its values are summed in */
+};
+
+/* What is done to each record of a set, in this order. */
+enum build_step {
+    STEP_IDENTITY,
+    STEP_USER,
+    STEP_KERNEL,
+    STEP_SUMS,
+    _STEP_MAX,
+};
+
+struct snapshot_builder {
+    const struct drained *d; /* its stacks */
+    struct frame_cache *frames;
+    struct intern *in;
+    struct snapshot_stats *stats;
+    struct snapshot *snap;
+    /* the sets, the aggregate first, then the wakers' two sides; both sides'
+     * keys and records are made at the start */
+    struct record_set sets[3];
+    size_t nsets;
+    struct offcpu_key *wake_keys;
+    struct record *wake_recs;
+    uint32_t *order; /* of the set's records for a naming step, by stack */
+    /* where the build stands: set, step, record; and, in a naming step, the
+     * stack the previous record was given (the next of the same takes it) */
+    size_t set, i;
+    enum build_step step;
+    struct resolved id;
+    size_t left;
+};
+
 /* Intern one stack from its frames, named leaf first as walked: root first;
  * which frames it keeps is frame_rule's to say. */
-static struct resolved intern_frames(struct builder *b, const struct offcpu_stack *s,
+static struct resolved intern_frames(struct snapshot_builder *b, const struct offcpu_stack *s,
                                      const struct offcpu_key *k)
 {
     /* copies: the cache's entries move when it grows, within this loop */
@@ -92,7 +118,7 @@ static struct resolved intern_frames(struct builder *b, const struct offcpu_stac
     return ret;
 }
 
-static uint32_t intern_marker(struct builder *b, const char *what)
+static uint32_t intern_marker(struct snapshot_builder *b, const char *what)
 {
     uint32_t frame = intern_string(b->in, what), id;
 
@@ -103,7 +129,7 @@ static uint32_t intern_marker(struct builder *b, const char *what)
     return id;
 }
 
-static struct resolved resolve(struct builder *b, const struct offcpu_key *k, bool kernel)
+static struct resolved resolve(struct snapshot_builder *b, const struct offcpu_key *k, bool kernel)
 {
     uint64_t hash = kernel ? k->kernel_stack : k->user_stack;
     const struct offcpu_stack *s;
@@ -153,77 +179,100 @@ static int cmp_order(const void *a, const void *b, void *p)
     return x->kthread - y->kthread;
 }
 
-static void resolve_all(struct builder *b, const struct record_set *set, uint32_t *order,
+/* Record i in the set's order by stack: the stack named for the one before
+ * it when it is the same, else its own. */
+static void resolve_one(struct snapshot_builder *b, const struct record_set *set, size_t i,
                         bool kernel)
 {
     struct order_ctx ctx = {.keys = set->keys, .kernel = kernel};
-    struct resolved id = {0};
+    struct record *rec;
 
-    for (size_t i = 0; i < set->n; i++)
-        order[i] = i;
-    qsort_r(order, set->n, sizeof(*order), cmp_order, &ctx);
-    for (size_t i = 0; i < set->n; i++) {
-        const struct offcpu_key *k = &set->keys[order[i]];
-        struct record *rec = &set->recs[order[i]];
-
-        if (i > 0 && cmp_order(&order[i - 1], &order[i], &ctx) == 0) {
-            intern_stack_ref(b->in, id.names);
-            intern_stack_ref(b->in, id.where);
-        } else {
-            id = resolve(b, k, kernel);
-        }
-        if (kernel) {
-            rec->kstack = id.names;
-        } else {
-            rec->ustack = id.names;
-            rec->uwhere = id.where;
-        }
+    if (i == 0) {
+        for (size_t j = 0; j < set->n; j++)
+            b->order[j] = j;
+        qsort_r(b->order, set->n, sizeof(*b->order), cmp_order, &ctx);
+    }
+    rec = &set->recs[b->order[i]];
+    if (i > 0 && cmp_order(&b->order[i - 1], &b->order[i], &ctx) == 0) {
+        intern_stack_ref(b->in, b->id.names);
+        intern_stack_ref(b->in, b->id.where);
+    } else {
+        b->id = resolve(b, &set->keys[b->order[i]], kernel);
+    }
+    if (kernel) {
+        rec->kstack = b->id.names;
+    } else {
+        rec->ustack = b->id.names;
+        rec->uwhere = b->id.where;
     }
 }
 
-/* Identity of each record (cgroup only with cg); sums are the caller's. */
-static void fill_identity(struct builder *b, const struct record_set *set, struct cgroups *cg)
+/* Identity of record i (cgroup only with the set's cg). */
+static void fill_identity(struct snapshot_builder *b, const struct record_set *set, size_t i)
 {
-    for (size_t i = 0; i < set->n; i++) {
-        const struct offcpu_key *k = &set->keys[i];
-        struct record *rec = &set->recs[i];
-        char comm[sizeof(k->comm) + 1], path[PATH_MAX];
+    const struct offcpu_key *k = &set->keys[i];
+    struct record *rec = &set->recs[i];
+    char comm[sizeof(k->comm) + 1], path[PATH_MAX];
 
-        memcpy(comm, k->comm, sizeof(k->comm));
-        comm[sizeof(k->comm)] = '\0';
-        rec->tgid = k->tgid;
-        rec->tid = k->tid;
-        rec->uid = k->uid;
-        rec->state = (char)k->state;
-        rec->comm = intern_string(b->in, comm);
-        rec->cgroup = cg && cgroups_path(cg, k->cgroup_id, path, sizeof(path)) == 0
-                          ? intern_string(b->in, path)
-                          : 0;
+    memcpy(comm, k->comm, sizeof(k->comm));
+    comm[sizeof(k->comm)] = '\0';
+    rec->tgid = k->tgid;
+    rec->tid = k->tid;
+    rec->uid = k->uid;
+    rec->state = (char)k->state;
+    rec->comm = intern_string(b->in, comm);
+    rec->cgroup = set->cg && cgroups_path(set->cg, k->cgroup_id, path, sizeof(path)) == 0
+                      ? intern_string(b->in, path)
+                      : 0;
+}
+
+static void fill_sums(struct snapshot_builder *b, const struct record_set *set, size_t i)
+{
+    const struct offcpu_value *v = &b->d->values[i];
+    struct record *rec = &set->recs[i];
+    struct histogram h;
+
+    rec->total_ns = v->total_ns;
+    rec->runq_ns = v->runq_ns;
+    rec->max_ns = v->max_ns;
+    histogram_from_counts(&h, v->hist);
+    rec->hist = histogram_intern(b->in, &h);
+    rec->count = v->count;
+}
+
+/* One step of one record, where the build stands. */
+static void build_one(struct snapshot_builder *b)
+{
+    const struct record_set *set = &b->sets[b->set];
+
+    switch (b->step) {
+    case STEP_IDENTITY:
+        fill_identity(b, set, b->i);
+        break;
+    case STEP_USER:
+    case STEP_KERNEL:
+        resolve_one(b, set, b->i, b->step == STEP_KERNEL);
+        break;
+    case STEP_SUMS:
+        if (set->sums)
+            fill_sums(b, set, b->i);
+        break;
+    case _STEP_MAX:
+        break;
     }
 }
 
-static void fill_sums(struct builder *b, const struct record_set *set)
+/* Past what build_one did: the next record, step or set. */
+static void advance(struct snapshot_builder *b)
 {
-    for (size_t i = 0; i < set->n; i++) {
-        const struct offcpu_value *v = &b->d->values[i];
-        struct record *rec = &set->recs[i];
-        struct histogram h;
-
-        rec->total_ns = v->total_ns;
-        rec->runq_ns = v->runq_ns;
-        rec->max_ns = v->max_ns;
-        histogram_from_counts(&h, v->hist);
-        rec->hist = histogram_intern(b->in, &h);
-        rec->count = v->count;
-    }
-}
-
-static void build_set(struct builder *b, const struct record_set *set, struct cgroups *cg,
-                      uint32_t *order)
-{
-    fill_identity(b, set, cg);
-    resolve_all(b, set, order, false);
-    resolve_all(b, set, order, true);
+    if (++b->i < b->sets[b->set].n)
+        return;
+    b->i = 0;
+    b->id = (struct resolved){0};
+    if (++b->step < _STEP_MAX)
+        return;
+    b->step = STEP_IDENTITY;
+    b->set++;
 }
 
 /* The waker of a drained pair as a key of its own, to be named as any is. */
@@ -242,65 +291,143 @@ static void waker_key(const struct offcpu_wake_key *w, struct offcpu_key *ret)
     memcpy(ret->comm, w->comm, sizeof(ret->comm));
 }
 
-/* The wakers' pairs: each side built as a set of records of its own. */
-static int build_wakes(struct builder *b, struct cgroups *cg, struct snapshot *snap)
+/* The wakers' pairs: each side a set of records of its own. */
+static int add_wake_sets(struct snapshot_builder *b, struct cgroups *cg)
 {
     size_t n = b->d->nwakes;
-    _cleanup_free_ struct offcpu_key *keys = calloc(2 * n, sizeof(*keys));
-    _cleanup_free_ struct record *recs = calloc(2 * n, sizeof(*recs));
-    _cleanup_free_ uint32_t *order = malloc(n * sizeof(*order));
-    struct record_set woken = {.keys = keys, .n = n, .recs = recs};
-    struct record_set wakers = {.keys = keys + n, .n = n, .recs = recs + n};
 
     if (!n)
         return 0;
-    snap->wakes = calloc(n, sizeof(*snap->wakes));
-    if (!keys || !recs || !order || !snap->wakes)
+    b->wake_keys = calloc(2 * n, sizeof(*b->wake_keys));
+    b->wake_recs = calloc(2 * n, sizeof(*b->wake_recs));
+    b->snap->wakes = calloc(n, sizeof(*b->snap->wakes));
+    if (!b->wake_keys || !b->wake_recs || !b->snap->wakes)
         return -ENOMEM;
     for (size_t i = 0; i < n; i++) {
-        keys[i] = b->d->wake_keys[i].woken;
-        waker_key(&b->d->wake_keys[i], &keys[n + i]);
+        b->wake_keys[i] = b->d->wake_keys[i].woken;
+        waker_key(&b->d->wake_keys[i], &b->wake_keys[n + i]);
     }
-    build_set(b, &woken, cg, order);
-    build_set(b, &wakers, NULL, order);
-    for (size_t i = 0; i < n; i++) {
-        snap->wakes[i].woken = recs[i];
-        snap->wakes[i].woken.total_ns = b->d->wake_values[i].blocked_ns;
-        snap->wakes[i].woken.count = b->d->wake_values[i].count;
-        snap->wakes[i].waker = recs[n + i];
-    }
-    snap->nwakes = n;
+    b->sets[b->nsets++] =
+        (struct record_set){.keys = b->wake_keys, .n = n, .recs = b->wake_recs, .cg = cg};
+    b->sets[b->nsets++] =
+        (struct record_set){.keys = b->wake_keys + n, .n = n, .recs = b->wake_recs + n};
+    b->left += 2 * n;
     return 0;
+}
+
+/* The wakers' pairs from both sides' records, once every step is done. */
+static void finish_wakes(struct snapshot_builder *b)
+{
+    size_t n = b->d->nwakes;
+
+    for (size_t i = 0; i < n; i++) {
+        b->snap->wakes[i].woken = b->wake_recs[i];
+        b->snap->wakes[i].woken.total_ns = b->d->wake_values[i].blocked_ns;
+        b->snap->wakes[i].woken.count = b->d->wake_values[i].count;
+        b->snap->wakes[i].waker = b->wake_recs[n + i];
+    }
+    b->snap->nwakes = n;
+}
+
+static struct snapshot_builder *builder_free(struct snapshot_builder *b)
+{
+    if (!b)
+        return NULL;
+    frame_cache_free(b->frames);
+    free(b->wake_keys);
+    free(b->wake_recs);
+    free(b->order);
+    free(b);
+    return NULL;
+}
+
+int snapshot_build_begin(const struct drained *d, struct symbolizer *sym, struct cgroups *cg,
+                         struct intern *in, struct snapshot_stats *stats,
+                         struct snapshot_builder **ret)
+{
+    size_t most = d->n > d->nwakes ? d->n : d->nwakes;
+    struct snapshot_builder *b = calloc(1, sizeof(*b));
+    int r;
+
+    if (!b)
+        return -ENOMEM;
+    *b = (struct snapshot_builder){.d = d, .in = in, .stats = stats, .left = d->n};
+    b->snap = calloc(1, sizeof(*b->snap) + d->n * sizeof(b->snap->records[0]));
+    b->order = malloc((most ?: 1) * sizeof(*b->order));
+    if (!b->snap || !b->order || frame_cache_new(sym, in, &b->frames) < 0) {
+        free(b->snap);
+        builder_free(b);
+        return -ENOMEM;
+    }
+    b->snap->start_ns = d->start_ns;
+    b->snap->end_ns = d->end_ns;
+    b->snap->n = d->n;
+    b->sets[b->nsets++] = (struct record_set){
+        .keys = d->keys, .n = d->n, .recs = b->snap->records, .cg = cg, .sums = true};
+    r = add_wake_sets(b, cg);
+    if (r < 0) {
+        snapshot_free(in, b->snap);
+        builder_free(b);
+        return r;
+    }
+    symbolizer_begin_pass(sym);
+    if (cg)
+        cgroups_begin_pass(cg);
+    *ret = b;
+    return 0;
+}
+
+bool snapshot_build_step(struct snapshot_builder *b, int64_t deadline_ns)
+{
+    while (b->set < b->nsets) {
+        if (b->sets[b->set].n == 0) {
+            b->set++;
+            continue;
+        }
+        build_one(b);
+        /* a record is built once its last step is */
+        if (b->step == _STEP_MAX - 1)
+            b->left--;
+        advance(b);
+        /* at every record (the clock costs a hundredth of one): on a loaded
+         * host one record may wait long for the CPU */
+        if (deadline_ns && clock_ns(CLOCK_MONOTONIC) >= deadline_ns)
+            return b->set >= b->nsets;
+    }
+    return true;
+}
+
+size_t snapshot_build_left(const struct snapshot_builder *b)
+{
+    return b->left;
+}
+
+struct snapshot *snapshot_build_end(struct snapshot_builder *b)
+{
+    struct snapshot *snap = b->snap;
+
+    finish_wakes(b);
+    b->stats->records += b->d->n;
+    builder_free(b);
+    return snap;
+}
+
+struct snapshot_builder *snapshot_build_abandon(struct snapshot_builder *b)
+{
+    if (b)
+        snapshot_free(b->in, b->snap);
+    return builder_free(b);
 }
 
 int snapshot_build(const struct drained *d, struct symbolizer *sym, struct cgroups *cg,
                    struct intern *in, struct snapshot **ret, struct snapshot_stats *stats)
 {
-    _cleanup_free_ uint32_t *order = malloc((d->n ? d->n : 1) * sizeof(*order));
-    struct snapshot *snap = calloc(1, sizeof(*snap) + d->n * sizeof(snap->records[0]));
-    struct builder b = {.d = d, .in = in, .stats = stats};
-    struct record_set aggregate = {.keys = d->keys, .n = d->n, .recs = snap ? snap->records : NULL};
-    int r;
+    struct snapshot_builder *b;
+    int r = snapshot_build_begin(d, sym, cg, in, stats, &b);
 
-    if (!snap || !order || frame_cache_new(sym, in, &b.frames) < 0) {
-        free(snap);
-        return -ENOMEM;
-    }
-    snap->start_ns = d->start_ns;
-    snap->end_ns = d->end_ns;
-    snap->n = d->n;
-    symbolizer_begin_pass(sym);
-    if (cg)
-        cgroups_begin_pass(cg);
-    build_set(&b, &aggregate, cg, order);
-    fill_sums(&b, &aggregate);
-    r = build_wakes(&b, cg, snap);
-    b.frames = frame_cache_free(b.frames);
-    if (r < 0) {
-        snapshot_free(in, snap);
+    if (r < 0)
         return r;
-    }
-    stats->records += d->n;
-    *ret = snap;
+    snapshot_build_step(b, 0);
+    *ret = snapshot_build_end(b);
     return 0;
 }

@@ -151,23 +151,23 @@ static uint64_t journal_bound(const struct state_dir *st)
                                                        : st->ring_file_bytes;
 }
 
-void state_dir_journal(struct state_dir *st, const struct snapshot *s)
+/* One snapshot into the journal. False when the ring file was written
+ * instead (compaction): it holds every snapshot of the ring. */
+static bool journal_one(struct state_dir *st, const struct snapshot *s)
 {
     _cleanup_free_ char *buf = NULL;
     size_t len;
     int r;
 
-    if (st->journal_fd < 0)
-        return;
     r = journal_encode(&st->journal, &st->ring->intern, s, &buf, &len);
     if (r < 0) {
         write_failed(st, JOURNAL_FILE, r);
-        return;
+        return true;
     }
     if (st->journal.bytes + len > journal_bound(st)) {
         journal_not_written(&st->journal);
         compact(st);
-        return;
+        return false;
     }
     r = pwrite_all(st->journal_fd, buf, len, st->journal.bytes);
     if (r == 0 && st->cfg->journal_sync && fdatasync(st->journal_fd) < 0)
@@ -178,11 +178,25 @@ void state_dir_journal(struct state_dir *st, const struct snapshot *s)
             log_warning("cutting %s/%s: %s", st->cfg->state_dir, JOURNAL_FILE, strerror(errno));
         journal_not_written(&st->journal);
         write_failed(st, JOURNAL_FILE, r);
-        return;
+        return true;
     }
     journal_written(&st->journal, len);
     st->stats.written_bytes += len;
     write_worked(st);
+    return true;
+}
+
+void state_dir_journal(struct state_dir *st)
+{
+    /* those evicted meanwhile are gone from the journal's reader too */
+    size_t n = st->unjournaled < st->ring->n ? st->unjournaled : st->ring->n;
+
+    st->unjournaled = 0;
+    if (st->journal_fd < 0)
+        return;
+    for (size_t i = st->ring->n - n; i < st->ring->n; i++)
+        if (!journal_one(st, st->ring->snaps[i]))
+            return;
 }
 
 /* A file that cannot be used: refused with one line, and kept aside for a

@@ -2,9 +2,9 @@
 /*
  * The state directory: where the ring outlives a restart (the ring file,
  * written at exit and at compaction) and a crash (the journal, appended to
- * at every drain). Every access goes through owned_files.h: a directory or
- * file someone else could control is refused with one log line, and the
- * daemon runs on without the history it would have given.
+ * at every timer's drain, never by a query). Every access goes through owned_files.h: a directory
+ * or file someone else could control is refused with one log line, and the daemon runs on without
+ * the history it would have given.
  */
 #ifndef STATE_DIR_H
 #define STATE_DIR_H
@@ -46,6 +46,7 @@ struct state_dir {
     int journal_fd;           /* -1: no journal to append to */
     bool failing;             /* the last write failed: said once, not at every drain */
     uint64_t ring_file_bytes; /* the ring file's size, as last written or read */
+    size_t unjournaled;       /* the ring's newest snapshots kept since the last journaling */
     struct journal_writer journal;
     struct state_dir_stats stats;
     struct state_restored restored;
@@ -62,9 +63,10 @@ struct state_dir {
 void state_dir_restore(struct state_dir *st, const struct config *cfg, struct ring *ring,
                        struct metrics *metrics);
 
-/* After a drain: s, the ring's newest snapshot, into the journal (or, when
- * the journal is full, the whole ring into the ring file). */
-void state_dir_journal(struct state_dir *st, const struct snapshot *s);
+/* After a timer's drain: the snapshots the ring kept since the last time (a
+ * query's catch-up's too) into the journal (or, when the journal is full,
+ * the whole ring into the ring file). */
+void state_dir_journal(struct state_dir *st);
 
 /* At exit, after the last drain: the ring, for the next instance. */
 void state_dir_save(struct state_dir *st);
