@@ -38,6 +38,7 @@ void config_defaults(struct config *c)
     c->collector.unwind_dwarf = true;
     /* 2M rows: every file of a busy host (libc has 28k rows, python3 65k) */
     c->collector.unwind_memory = 32ULL << 20;
+    c->collector.unwind_linger_ns = 30 * NSEC_PER_SEC;
     c->collector.cgroup_share = 25;
     snprintf(c->socket_group, sizeof(c->socket_group), "offcpu");
     c->max_clients = 128;
@@ -250,6 +251,8 @@ static const struct key keys[] = {
      unwind_choices},
     {"unwind-memory", parse_size_key, FIELD(collector.unwind_memory), 1ULL << 20, 4ULL << 30,
      "must be a size from 1M to 4G, e.g. 32M", NULL},
+    {"unwind-linger", parse_duration_key, FIELD(collector.unwind_linger_ns), 0, 3600 * NSEC_PER_SEC,
+     "must be a duration from 0s (off) to 1h, e.g. 30s", NULL},
     {"trace-kernel-threads", parse_bool_key, FIELD(collector.trace_kernel_threads), 0, 0,
      "must be yes or no", NULL},
     {"trace-cgroups", parse_cgroups_key, FIELD(trace_cgroups), 0, SIZE_MAX,
