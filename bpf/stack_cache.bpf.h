@@ -11,10 +11,7 @@
 #define STACK_CACHE_BPF_H
 
 #include "common.bpf.h"
-
-/* Set by the daemon before load. */
-const volatile bool stack_cache = true; /* reuse stacks when a task blocks at a known place */
-const volatile __u32 check_shift = 6;   /* ...and walk anyway one hit in 2^check_shift */
+#include "knobs.bpf.h"
 
 /*
  * Where a task blocked, as far as can be told without walking its stacks:

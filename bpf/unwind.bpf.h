@@ -19,10 +19,6 @@
 
 #include "common.bpf.h"
 
-/* Set by the daemon before load: walk with the rows (else frame pointers
- * only, as bpf_get_stack does). */
-const volatile bool unwind_dwarf = true;
-
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
     __uint(map_flags, BPF_F_MMAPABLE); /* written by the daemon in place */

@@ -17,10 +17,16 @@
  * are (waker_stacks): a task that wakes others from where it did before is
  * not walked. Interrupts and kernel threads are walked at every wakeup.
  *
- * Included by offcpu.bpf.c after the helpers it shares with sched_switch.
+ * It shares the task records, walks and stores of sched_switch (the
+ * headers below); its programs are in offcpu.bpf.c with the others.
  */
 #ifndef WAKERS_BPF_H
 #define WAKERS_BPF_H
+
+#include "generations.bpf.h"
+#include "knobs.bpf.h"
+#include "stacks.bpf.h"
+#include "task_record.bpf.h"
 
 struct wake_map {
     __uint(type, BPF_MAP_TYPE_HASH);
@@ -37,19 +43,6 @@ struct {
 } wakes SEC(".maps") = {
     .values = {&wake0, &wake1},
 };
-
-/*
- * Where interrupt code lies, from /proc/kallsyms, set by the daemon before
- * load (0: unknown, every waker is named as the task it runs on, counted).
- * An interrupt's kernel stack is walked: the frame nearest its leaf that
- * enters an interrupt or a softirq names its kind and cuts the frames of the
- * task it interrupted; where the preempt count is unknown, it tells the
- * context too.
- */
-const volatile __u64 irq_entry_start = 0, irq_entry_end = 0; /* .irqentry.text: asm_sysvec_* */
-const volatile __u64 nmi_entry_start = 0, nmi_entry_end = 0; /* asm_exc_nmi */
-const volatile __u64 softirq_start = 0, softirq_end = 0;     /* handle_softirqs */
-const volatile __u64 softirq_entry_start = 0, softirq_entry_end = 0; /* .softirqentry.text */
 
 static __always_inline __u32 kind_of_frame(__u64 ip)
 {
@@ -96,17 +89,6 @@ static __always_inline void interrupt_name(char comm[16], __u32 kind)
                                           : 0x5d696d6e5bULL;      /* "[nmi]" */
     w[1] = kind == OFFCPU_WAKER_NMI ? 0 : 0x5d;                   /* "]" */
 }
-
-/*
- * The context this wakeup runs in, told without a walk: this CPU's preempt
- * count. It is a per-CPU variable, which a typed __ksym cannot reach here
- * (it is not in kallsyms), but each CPU's per-CPU variables lie at the same
- * distances from one another (the daemon reads them from BTF), and this
- * CPU's run queue is known: the current task's. (A waker's own kernel stack
- * would tell it as well, were the program's frame on it: a large tracing
- * program runs on a private per-CPU stack since 6.13.)
- */
-const volatile __s64 preempt_count_from_rq = 0; /* &__preempt_count - &runqueues; 0: unknown */
 
 #define SOFTIRQ_OFFSET 0x00000100 /* serving softirqs (0x200 and up: bh disabled) */
 #define HARDIRQ_MASK   0x000f0000
@@ -295,18 +277,6 @@ static __always_inline int on_waking(void *ctx, struct task_struct *p, const boo
                 &k->kernel_stack);
     add_wake(k, map, now > since ? now - since : 0);
     return 0;
-}
-
-SEC("tp_btf/sched_waking")
-int BPF_PROG(on_waking_btf, struct task_struct *p)
-{
-    return on_waking(ctx, p, true);
-}
-
-SEC("raw_tp/sched_waking")
-int BPF_PROG(on_waking_raw, struct task_struct *p)
-{
-    return on_waking(ctx, p, false);
 }
 
 #endif

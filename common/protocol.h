@@ -2,7 +2,7 @@
 /*
  * Names both ends of the socket agree on: where the socket is, the task-state
  * letters, and the fields a Dump can keep stacks apart by. The interface
- * itself is described in daemon/io.offcpud.varlink.
+ * itself is described in daemon/api/io.offcpud.varlink.
  */
 #ifndef PROTOCOL_H
 #define PROTOCOL_H

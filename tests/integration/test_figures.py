@@ -17,7 +17,7 @@ import pytest
 from conftest import ROOT, WORKLOADS, run_workload
 
 FIGURES = ROOT / "bench" / "figures"
-SYMTESTS = WORKLOADS.parent / "symbolizer"
+SYMTESTS = WORKLOADS.parent / "naming"
 SYMTEST_PROGRAMS = ["symtest-pie", "symtest-nopie", "symtest-lld", "symtest-withlib",
                     "symtest-stripped", "symtest-cpp", "symtest-rust-v0", "symtest-rust-legacy"]
 

@@ -37,7 +37,7 @@ def test_interface_description_is_valid(daemon, interface, tmp_path):
     assert description.splitlines()[[l.startswith("interface") for l in
                                       description.splitlines()].index(True)] == f"interface {interface}"
     if interface == "io.offcpud":
-        assert description == (ROOT / "daemon" / "io.offcpud.varlink").read_text(), \
+        assert description == (ROOT / "daemon" / "api" / "io.offcpud.varlink").read_text(), \
             "the daemon serves the interface file the repository ships"
     generator = shutil.which("varlink-go-interface-generator")
     assert generator, "varlink-go (Debian package) is needed to validate the interface"

@@ -84,7 +84,9 @@ def daemons(tmp_path_factory):
     CGROUP.mkdir()
     for mode in ("dwarf", "frame-pointer"):
         (home / mode).mkdir()
-        (home / mode / "offcpud.conf").write_text(f"unwind = {mode}\ntrace-cgroups = {CGROUP}\n")
+        # rows outlive their last process for 1 s, not 30: a test sees them go
+        (home / mode / "offcpud.conf").write_text(
+            f"unwind = {mode}\ntrace-cgroups = {CGROUP}\nunwind-linger = 1s\n")
     # the daemon as it ships: a share that depends on how soon a new program's rows come
     # is the plain build's to measure (the sanitizer build's daemon runs in the other
     # modules, with unwind = dwarf too)
@@ -492,9 +494,9 @@ def wait_for(condition, what, timeout=10.0):
 
 
 def test_rows_unloaded_when_no_process_maps_the_file(daemons, tmp_path):
-    """A file's rows are loaded while a process maps it and unloaded once none does:
-    a copy of cat (a file no other process maps) blocked reading a pipe, then let go.
-    status says what the tables hold, and the walk's counters."""
+    """A file's rows are loaded while a process maps it and unloaded once none does (after
+    unwind-linger, 1 s here): a copy of cat (a file no other process maps) blocked reading
+    a pipe, then let go. status says what the tables hold, and the walk's counters."""
     dwarf, _ = daemons
     copy = tmp_path / "fresh-cat"
     shutil.copy2("/usr/bin/cat", copy)
@@ -519,15 +521,48 @@ def test_rows_unloaded_when_no_process_maps_the_file(daemons, tmp_path):
     finally:
         proc.stdin.close()
         assert proc.wait(timeout=10) == 0
-    # dead processes are forgotten once per drain (200ms here)
+    # dead processes are forgotten once per drain (200ms here); the walk no longer finds
+    # the file's rows from a VMA at once (its inode may be another file's), and the rows
+    # go after unwind-linger (only this module's programs ask for tables: others' can
+    # only go)
     wait_for(lambda: not rows_loaded_for(files, copy), "the copy's rows still loaded")
-    # (only this module's programs ask for tables: others' can only go)
+    wait_for(lambda: json.loads(dwarf.ctl("status", "--json").stdout)["unwind_files_lingering"]
+             == 0, "the copy's rows still linger")
     after = json.loads(dwarf.ctl("status", "--json").stdout)
     assert after["unwind_files"] < status["unwind_files"], (status, after)
     assert after["unwind_rows"] < status["unwind_rows"], (status, after)
     text = dwarf.ctl("status").stdout
     for line in ("unwind files", "unwind rows", "unwind memory", "unwind memory limit"):
         assert line in text, text
+
+
+def test_program_started_again_is_read_once(daemons, tmp_path):
+    """A program started again and again (a copy of sleep no process ran before, five runs
+    one after another, as a cron job or a build runs its tools) has its rows derived once:
+    each later run finds them still there (unwind-linger), and every run is whole."""
+    dwarf, _ = daemons
+    copy = tmp_path / "again-sleep"
+    shutil.copy2("/usr/bin/sleep", copy)
+
+    def status():
+        return json.loads(dwarf.ctl("status", "--json").stdout)
+
+    before = status()
+    pids = []
+    for _ in range(5):
+        proc = subprocess.Popen([str(copy), "0.3"], preexec_fn=into_cgroup)
+        assert proc.wait(timeout=10) == 0
+        pids.append(proc.pid)
+        # a drain (every 200ms) finds it gone: its files linger
+        time.sleep(0.4)
+    after = status()
+    assert after["unwind_linger_reuses"] - before["unwind_linger_reuses"] >= 4, (before, after)
+    # only this module's programs are traced, one at a time: the copy read once (five
+    # times with unwind-linger = 0), whatever else of its files was not in use
+    assert after["unwind_files_read"] - before["unwind_files_read"] <= 2, (before, after)
+    for pid in pids:
+        share, stacks = entry_share(dwarf, pid)
+        assert share >= 0.95, (pid, share, stacks)
 
 
 # Of a thread's time in its wait, the share walked whole: every block, the first too.

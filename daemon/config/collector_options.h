@@ -26,7 +26,8 @@ struct collector_options {
     bool trace_kernel_threads;
     bool unwind_dwarf;      /* walk user stacks from call frame information, else frame pointers */
     uint64_t unwind_memory; /* bytes of unwind rows, for all files together */
-    bool wakers;            /* walk the waker's stacks at each wakeup (wakers.bpf.h) */
+    uint64_t unwind_linger_ns; /* a file's rows outlive its last process so long */
+    bool wakers;              /* walk the waker's stacks at each wakeup (wakers.bpf.h) */
 };
 
 #endif

@@ -90,7 +90,7 @@ static int open_unwind_tables(struct collector *c, const struct collector_option
         return -errno;
     c->rows = rows;
     r = unwind_tables_new(c->rows, n, bpf_map__fd(c->skel->maps.unwind_procs),
-                          bpf_map__fd(c->skel->maps.unwind_files), &t);
+                          bpf_map__fd(c->skel->maps.unwind_files), (int64_t)o->unwind_linger_ns, &t);
     if (r < 0)
         return r;
     unwind_tables_load_all(t, clock_ns(CLOCK_MONOTONIC) + STARTUP_TABLES_NS, NULL, NULL);

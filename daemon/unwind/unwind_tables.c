@@ -27,6 +27,12 @@
 /* Files known at most (with rows or without): beyond, frame pointers. */
 #define TABLE_FILES_MAX 65536
 
+/* What lingers at most (unwind-linger): files, and a share of the rows'
+ * room, so that rows kept for a program that may start again never keep
+ * out the rows of one that runs now. Past either the oldest go first. */
+#define LINGER_FILES_MAX    1024
+#define LINGER_ROWS_DIVISOR 4
+
 struct table_file {
     struct file_key key;
     struct offcpu_unwind_file_key kernel_key; /* the same file, as the BPF side names it */
@@ -34,7 +40,8 @@ struct table_file {
     uint32_t count;
     struct unwind_segment segs[UNWIND_SEGMENTS_MAX];
     size_t nsegs;
-    unsigned users; /* process tables naming it */
+    unsigned users;     /* process tables naming it */
+    int64_t idle_since; /* CLOCK_MONOTONIC: when the last table naming it went (0: in use) */
 };
 
 struct table_proc {
@@ -64,10 +71,11 @@ struct unwind_tables {
     struct offcpu_unwind_process table; /* the one being written */
     const atomic_bool *stop;            /* set when the daemon stops */
     int64_t stop_at;                    /* CLOCK_MONOTONIC: reading stops then (0: never) */
+    int64_t linger_ns;
 };
 
 int unwind_tables_new(struct offcpu_unwind_row *rows, uint32_t rows_max, int procs_fd, int files_fd,
-                      struct unwind_tables **ret)
+                      int64_t linger_ns, struct unwind_tables **ret)
 {
     struct unwind_tables *t = calloc(1, sizeof(*t));
 
@@ -76,6 +84,7 @@ int unwind_tables_new(struct offcpu_unwind_row *rows, uint32_t rows_max, int pro
     t->rows = rows;
     t->procs_fd = procs_fd;
     t->files_fd = files_fd;
+    t->linger_ns = linger_ns;
     row_space_init(&t->space, rows_max);
     t->stats.rows_max = rows_max;
     *ret = t;
@@ -229,14 +238,17 @@ static struct table_file *file_of(struct unwind_tables *t, pid_t pid, const stru
     return f;
 }
 
-/* One process table less names f: its rows go once none does. */
-static void file_release(struct unwind_tables *t, struct table_file *f)
+/* The rows of f go, and f: no table names it. */
+static void file_unload(struct unwind_tables *t, struct table_file *f)
 {
     bool found;
     size_t i;
 
-    if (--f->users)
-        return;
+    if (f->idle_since) {
+        t->stats.files_lingering--;
+        t->stats.rows_lingering -= f->first >= 0 ? f->count : 0;
+        f->idle_since = 0;
+    }
     if (f->first >= 0)
         bpf_map_delete_elem(t->files_fd, &f->kernel_key);
     if (f->first >= 0 &&
@@ -254,6 +266,63 @@ static void file_release(struct unwind_tables *t, struct table_file *f)
         t->nfiles--;
     }
     free(f);
+}
+
+/* The file that has lingered longest; NULL if none does. */
+static struct table_file *oldest_lingering(const struct unwind_tables *t)
+{
+    struct table_file *oldest = NULL;
+
+    for (size_t i = 0; i < t->nfiles; i++)
+        if (t->files[i]->idle_since && (!oldest || t->files[i]->idle_since < oldest->idle_since))
+            oldest = t->files[i];
+    return oldest;
+}
+
+/*
+ * No table names f any more: it lingers, rows and all, for a process that
+ * maps it again (the same file: its key is its identity, size and mtime).
+ * The walk does not find it from a VMA meanwhile: once deleted, the file's
+ * inode may be another's, so only a table read from a live process names
+ * its rows again (file_reuse).
+ */
+static void file_linger(struct unwind_tables *t, struct table_file *f)
+{
+    struct table_file *oldest;
+
+    if (f->first >= 0)
+        bpf_map_delete_elem(t->files_fd, &f->kernel_key);
+    f->idle_since = clock_ns(CLOCK_MONOTONIC);
+    t->stats.files_lingering++;
+    t->stats.rows_lingering += f->first >= 0 ? f->count : 0;
+    while ((t->stats.files_lingering > LINGER_FILES_MAX ||
+            t->stats.rows_lingering > t->stats.rows_max / LINGER_ROWS_DIVISOR) &&
+           (oldest = oldest_lingering(t)))
+        file_unload(t, oldest);
+}
+
+/* A table names f again: if it lingered, its rows serve once more. */
+static void file_reuse(struct unwind_tables *t, struct table_file *f)
+{
+    if (!f->idle_since)
+        return;
+    t->stats.files_lingering--;
+    t->stats.rows_lingering -= f->first >= 0 ? f->count : 0;
+    t->stats.linger_reuses++;
+    f->idle_since = 0;
+    if (f->first >= 0)
+        publish_file(t, f);
+}
+
+/* One process table less names f: once none does, it lingers or goes. */
+static void file_release(struct unwind_tables *t, struct table_file *f)
+{
+    if (--f->users)
+        return;
+    if (t->linger_ns > 0)
+        file_linger(t, f);
+    else
+        file_unload(t, f);
 }
 
 static void proc_release_files(struct unwind_tables *t, struct table_proc *p)
@@ -279,7 +348,8 @@ static void fill_mapping(struct unwind_tables *t, pid_t pid, const struct proc_m
     f = file_of(t, pid, m);
     if (!f)
         return;
-    f->users++;
+    if (f->users++ == 0)
+        file_reuse(t, f);
     files[(*nfiles)++] = f;
     memcpy(segs.segs, f->segs, sizeof(segs.segs));
     segs.nsegs = f->nsegs;
@@ -429,6 +499,7 @@ void unwind_tables_count_grace_periods(struct unwind_tables *t, uint64_t n)
 
 void unwind_tables_begin_pass(struct unwind_tables *t)
 {
+    int64_t now = clock_ns(CLOCK_MONOTONIC);
     size_t kept = 0;
 
     /* Counted when freed as n, the next grace period may have begun before
@@ -451,6 +522,10 @@ void unwind_tables_begin_pass(struct unwind_tables *t)
     }
     t->nprocs = kept;
     t->stats.processes = t->nprocs;
+    /* backwards: an unload moves only the files after it */
+    for (size_t i = t->nfiles; i-- > 0;)
+        if (t->files[i]->idle_since && now - t->files[i]->idle_since >= t->linger_ns)
+            file_unload(t, t->files[i]);
 }
 
 void unwind_tables_get_stats(const struct unwind_tables *t, struct unwind_tables_stats *ret)

@@ -53,14 +53,20 @@ struct unwind_tables_stats {
     uint64_t files_read;        /* files whose rows were derived since start */
     uint64_t files_debug_frame; /* among them, with rows from .debug_frame */
     uint64_t build_ns;          /* CPU time deriving and loading them (thread clock) */
+    uint64_t files_lingering;   /* files no process maps now, kept for the next (linger_ns) */
+    uint64_t rows_lingering;    /* the rows they keep */
+    uint64_t linger_reuses;     /* files a process mapped again while they lingered */
     struct unwind_refused refused[UNWIND_REFUSED_KEPT]; /* the last refused, oldest first */
     size_t nrefused;
 };
 
 /* rows: the BPF array of rows, mapped (rows_max of them); procs_fd: the BPF
- * map of tables by pid; files_fd: the BPF map of rows by file. */
+ * map of tables by pid; files_fd: the BPF map of rows by file. linger_ns:
+ * how long a file's rows stay after the last process that mapped it is gone
+ * (unwind-linger), so that a program started again and again is read once;
+ * 0: they go at once. */
 int unwind_tables_new(struct offcpu_unwind_row *rows, uint32_t rows_max, int procs_fd, int files_fd,
-                      struct unwind_tables **ret);
+                      int64_t linger_ns, struct unwind_tables **ret);
 struct unwind_tables *unwind_tables_free(struct unwind_tables *t);
 
 /* Reading stops at once (a file's reading too) once *stop is set: the

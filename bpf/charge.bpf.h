@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * Charging a block's time at switch-in to the generation current then:
+ * run-queue part, histogram, and blocks held for rows still to come.
+ */
+#ifndef CHARGE_BPF_H
+#define CHARGE_BPF_H
+
+#include "generations.bpf.h"
+
+/* Of [ts, now), the time runnable: from woken (0: not woken yet) on. */
+static __always_inline __u64 runq_part(__u64 ts, __u64 woken, __u64 now)
+{
+    if (!woken || woken >= now)
+        return 0;
+    return now - (woken > ts ? woken : ts);
+}
+
+/* The histogram bucket of a period (see OFFCPU_HIST_BUCKETS): floor(log2(us)) + 1. */
+static __always_inline __u32 hist_bucket(__u64 ns)
+{
+    __u64 us = ns / 1000;
+    __u32 b = 0;
+
+    if (us >= 1ULL << 32) {
+        b += 32;
+        us >>= 32;
+    }
+    if (us >= 1ULL << 16) {
+        b += 16;
+        us >>= 16;
+    }
+    if (us >= 1 << 8) {
+        b += 8;
+        us >>= 8;
+    }
+    if (us >= 1 << 4) {
+        b += 4;
+        us >>= 4;
+    }
+    if (us >= 1 << 2) {
+        b += 2;
+        us >>= 2;
+    }
+    if (us >= 1 << 1) {
+        b += 1;
+        us >>= 1;
+    }
+    b += us; /* 0 or 1 left */
+    return b < OFFCPU_HIST_BUCKETS ? b : OFFCPU_HIST_BUCKETS - 1;
+}
+
+/*
+ * Add [ts, now) of a task to the current generation, [woken, now) of it as
+ * run-queue time. period: at a switch-in, the whole off-CPU period that ends
+ * (one more blocking episode, of that length); 0 while the task is still
+ * blocked. stored_gen: the place's own (NULL for a copy), to store its stacks
+ * only once per generation.
+ */
+static __always_inline void charge(const struct rec_ident *id, const struct place *p,
+                                   __u32 *stored_gen, __u32 tgid, __u32 tid, __u64 ts, __u64 woken,
+                                   __u64 now, __u64 period, __u32 slot)
+{
+    struct offcpu_value *val;
+    struct offcpu_key key = {};
+    __u64 delta = now > ts ? now - ts : 0, runq = runq_part(ts, woken, now);
+    __u32 flips = gen, g = flips & 1;
+    void *agg, *stk;
+
+    agg = bpf_map_lookup_elem(&aggs, &g);
+    stk = bpf_map_lookup_elem(&stacks, &g);
+    if (!agg || !stk)
+        return;
+
+    key.cgroup_id = id->cgroup_id;
+    key.tgid = tgid;
+    key.tid = tid;
+    key.state = id->state;
+    key.kthread = id->kthread;
+    key.uid = id->uid;
+    key.exec_id = id->exec_id;
+    __builtin_memcpy(key.comm, id->comm, sizeof(key.comm));
+    store_place(stk, p, stored_gen, slot, id->cgroup_id, flips, &key.user_stack, &key.kernel_stack);
+
+    val = bpf_map_lookup_elem(agg, &key);
+    if (!val)
+        val = new_entry(agg, &key, flips);
+    if (!val) {
+        stat_add(OFFCPU_STAT_AGG_MAP_FULL, 1);
+        stat_add(OFFCPU_STAT_AGG_LOST_NS, delta);
+        return;
+    }
+    __sync_fetch_and_add(&val->total_ns, delta);
+    if (runq)
+        __sync_fetch_and_add(&val->runq_ns, runq);
+    if (period) {
+        __sync_fetch_and_add(&val->count, 1);
+        __sync_fetch_and_add(&val->hist[hist_bucket(period)], 1);
+        /* only this task's switch-in writes max_ns of its entries */
+        if (period > val->max_ns)
+            val->max_ns = period;
+        stat_add(OFFCPU_STAT_ACCOUNTED, 1);
+    }
+}
+
+/*
+ * A block still short at its end, held until a flip finds its rows
+ * (charge_deferred); false where it cannot be (then it is charged now).
+ */
+struct deferred {
+    struct rec_ident id;
+    __u64 start_time;             /* the task's */
+    __u64 ts, woken, end, period; /* what charge() is given */
+    __u32 tgid;
+    __u32 charged; /* by charge_one_deferred: deleted then */
+    struct place place;
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, OFFCPU_DEFERRED_MAX);
+    __type(key, struct offcpu_resume_key); /* the block's copy of the stack has the same */
+    __type(value, struct deferred);
+} deferred_charges SEC(".maps");
+
+/* A deferred charge is made here, then stored: too large for the BPF stack. */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct deferred);
+} deferred_scratch SEC(".maps");
+
+static __always_inline bool defer_charge(const struct task_rec *rec, const struct place *p,
+                                         __u32 tgid, __u32 tid, __u64 ts, __u64 now)
+{
+    struct offcpu_resume_key k = {.tid = tid, .since = rec->since};
+    struct deferred *d;
+    __u32 zero = 0;
+
+    if (!defer_charges || !rows_may_come(tgid))
+        return false;
+    d = bpf_map_lookup_elem(&deferred_scratch, &zero);
+    if (!d)
+        return false;
+    d->id = rec->id;
+    d->start_time = rec->start_time;
+    d->ts = ts;
+    d->woken = rec->woken;
+    d->end = now;
+    d->period = now > rec->since ? now - rec->since : 1;
+    d->tgid = tgid;
+    d->charged = 0;
+    bpf_probe_read_kernel(&d->place, sizeof(d->place), p);
+    if (bpf_map_update_elem(&deferred_charges, &k, d, BPF_NOEXIST) < 0) {
+        stat_add(OFFCPU_STAT_DEFER_FULL, 1);
+        return false;
+    }
+    stat_add(OFFCPU_STAT_CHARGES_DEFERRED, 1);
+    return true;
+}
+
+static __always_inline void switch_in(struct task_rec *rec, __u32 tgid, __u32 tid)
+{
+    struct place *p;
+    __u64 ts, now;
+    int resumed;
+
+    /* exchange, because the iterator below may move ts forward concurrently */
+    ts = rec ? __sync_lock_test_and_set(&rec->ts, 0) : 0;
+    if (!ts) {
+        /* where only some tasks are traced, the others have no record, or
+         * one a wakeup made for its waker's stacks (since never set) */
+        if ((rec && rec->since) || (trace_kernel_threads && !ntrace_cgroups))
+            stat_add(OFFCPU_STAT_NO_SWITCH_OUT, 1);
+        return;
+    }
+    p = &rec->places[rec->id.place & 1];
+    if (p->walked & UNWIND_RESUME) {
+        /* a block's stack is known by its end: the rows may have come meanwhile */
+        p->walked &= ~UNWIND_RESUME;
+        resumed = unwind_resume(&p->ustack, tid, rec->since, rec->start_time, UNWIND_SLOT_SWITCH);
+        /* whole or not, the stack may have changed: stored anew */
+        p->user_hash = stack_hash(&p->ustack, OFFCPU_USER_DEPTH);
+        p->stored_gen = 0;
+        now = bpf_ktime_get_ns();
+        if (resumed == RESUMED_SHORT && defer_charge(rec, p, tgid, tid, ts, now))
+            return;
+        drop_resume(tid, rec->since);
+    }
+    now = bpf_ktime_get_ns();
+    /* since, not ts: charge_blocked moves ts at each flip */
+    charge(&rec->id, p, &p->stored_gen, tgid, tid, ts, rec->woken, now,
+           now > rec->since ? now - rec->since : 1, SCRATCH_SWITCH);
+}
+
+#endif

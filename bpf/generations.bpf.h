@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * The two generations of maps the daemon flips and drains: aggregates and
+ * stacks, and each cgroup's share of their room.
+ */
+#ifndef GENERATIONS_BPF_H
+#define GENERATIONS_BPF_H
+
+#include "knobs.bpf.h"
+#include "task_record.bpf.h"
+#include "stacks.bpf.h"
+
+struct agg_map {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 1);
+    __type(key, struct offcpu_key);
+    __type(value, struct offcpu_value);
+} agg0 SEC(".maps"), agg1 SEC(".maps");
+
+struct stack_map {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 1);
+    __type(key, __u64);
+    __type(value, struct offcpu_stack);
+} stacks0 SEC(".maps"), stacks1 SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+    __uint(max_entries, 2);
+    __type(key, __u32);
+    __array(values, struct agg_map);
+} aggs SEC(".maps") = {
+    .values = {&agg0, &agg1},
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+    __uint(max_entries, 2);
+    __type(key, __u32);
+    __array(values, struct stack_map);
+} stacks SEC(".maps") = {
+    .values = {&stacks0, &stacks1},
+};
+
+/*
+ * What each cgroup has added to a generation's maps, keyed by the
+ * generation's flip count so that nothing needs clearing at a flip (old
+ * counts age out of the LRU). A cgroup past its share still has its time
+ * counted, under OFFCPU_STACK_OVER_BUDGET: one process's stack explosion
+ * costs its own detail, never another cgroup's room.
+ */
+struct share_key {
+    __u64 cgroup_id;
+    __u32 flips;
+    __u32 pad;
+};
+
+struct share {
+    __u32 stacks;
+    __u32 entries;
+};
+
+/* The share_key.cgroup_id under which a generation's totals are counted. */
+#define SHARE_ALL (~0ULL)
+
+struct {
+    __uint(type, BPF_MAP_TYPE_LRU_HASH);
+    __uint(max_entries, 8192);
+    __type(key, struct share_key);
+    __type(value, struct share);
+} shares SEC(".maps");
+
+/* What a cgroup (or all, SHARE_ALL) added to this generation's maps; NULL
+ * where shares are off (or the LRU could not make room: better unlimited than
+ * uncounted). */
+static __always_inline struct share *share_of(__u64 cgroup_id, __u32 flips)
+{
+    struct share_key k = {.cgroup_id = cgroup_id, .flips = flips};
+    struct share none = {}, *sh;
+
+    if (!stack_share_max && !entry_share_max)
+        return NULL;
+    sh = bpf_map_lookup_elem(&shares, &k);
+    if (sh)
+        return sh;
+    bpf_map_update_elem(&shares, &k, &none, BPF_NOEXIST);
+    return bpf_map_lookup_elem(&shares, &k);
+}
+
+/*
+ * Room in this generation's maps for one more stack (entries false) or
+ * aggregate entry of a cgroup: below its floor always, up to its share while
+ * the map is not into the reserve. Racing CPUs may overshoot by a few: this
+ * bounds noisy cgroups, it is not an account.
+ */
+static __always_inline bool take_room(__u64 cgroup_id, __u32 flips, const bool entries)
+{
+    __u32 max = entries ? entry_share_max : stack_share_max;
+    __u32 floor = entries ? entry_floor : stack_floor;
+    __u32 open = entries ? entry_open : stack_open;
+    struct share *sh, *all;
+    __u32 *used, *total;
+
+    if (!max)
+        return true;
+    sh = share_of(cgroup_id, flips);
+    all = share_of(SHARE_ALL, flips);
+    if (!sh || !all)
+        return true;
+    used = entries ? &sh->entries : &sh->stacks;
+    total = entries ? &all->entries : &all->stacks;
+    if (*used >= floor && (*used >= max || *total >= open)) {
+        stat_add(OFFCPU_STAT_OVER_BUDGET, 1);
+        return false;
+    }
+    __sync_fetch_and_add(used, 1);
+    __sync_fetch_and_add(total, 1);
+    return true;
+}
+
+/* Make sure the stack is in this generation's map; returns the hash to charge
+ * (OFFCPU_STACK_OVER_BUDGET past the cgroup's room, see take_room). */
+static __always_inline __u64 store_stack(void *map, __u64 hash, const struct offcpu_stack *s,
+                                         __u64 cgroup_id, __u32 flips)
+{
+    struct offcpu_stack *old;
+    long err;
+
+    if (hash < OFFCPU_STACK_FIRST_HASH) /* a marker, no frames to store */
+        return hash;
+    old = bpf_map_lookup_elem(map, &hash);
+    if (old) {
+        if (stack_equal(old, s))
+            return hash;
+        stat_add(OFFCPU_STAT_STACK_COLLISION, 1);
+        return OFFCPU_STACK_MISSED;
+    }
+    if (!take_room(cgroup_id, flips, false))
+        return OFFCPU_STACK_OVER_BUDGET;
+    err = bpf_map_update_elem(map, &hash, s, BPF_NOEXIST);
+    if (err == 0 || err == -17 /* EEXIST: another CPU stored it first */)
+        return hash;
+    stat_add(OFFCPU_STAT_STACK_MAP_FULL, 1);
+    return OFFCPU_STACK_MISSED;
+}
+
+static __always_inline __u64 store_kernel_stack(void *map, __u64 hash, const struct kernel_stack *k,
+                                                __u32 slot, __u64 cgroup_id, __u32 flips)
+{
+    struct offcpu_stack *s;
+
+    if (hash < OFFCPU_STACK_FIRST_HASH)
+        return hash;
+    s = bpf_map_lookup_elem(&scratch, &slot);
+    if (!s)
+        return OFFCPU_STACK_MISSED;
+    __builtin_memcpy(s, k, sizeof(*k));
+    return store_stack(map, hash, s, cgroup_id, flips);
+}
+
+/* A place's stacks into this generation's map, once per generation where
+ * the place's own stored_gen is given (NULL for a copy): sets the hashes to
+ * charge. Stacks already stored take no cgroup's room, so skipping them is
+ * the same as storing them again. */
+static __always_inline void store_place(void *map, const struct place *p, __u32 *stored_gen,
+                                        __u32 slot, __u64 cgroup_id, __u32 flips, __u64 *user,
+                                        __u64 *kernel)
+{
+    if (stored_gen && *stored_gen == flips + 1) {
+        *kernel = p->kernel_hash;
+        *user = p->user_hash;
+        return;
+    }
+    *kernel = store_kernel_stack(map, p->kernel_hash, &p->kstack, slot, cgroup_id, flips);
+    *user = store_stack(map, p->user_hash, &p->ustack, cgroup_id, flips);
+    if (stored_gen && *kernel == p->kernel_hash && *user == p->user_hash)
+        *stored_gen = flips + 1;
+}
+
+/* What a new aggregate entry starts from: not on the BPF stack, which up to
+ * 6.1 the switch-out shares with the walk (512 bytes in all). */
+const volatile struct offcpu_value zero_value = {};
+
+/* A new aggregate entry for key; past the cgroup's share, the thread's one
+ * entry for its stacks over budget (created regardless: bounded by threads). */
+static __always_inline struct offcpu_value *new_entry(void *agg, struct offcpu_key *key,
+                                                      __u32 flips)
+{
+    struct offcpu_value *val;
+    long err;
+
+    if (!take_room(key->cgroup_id, flips, true)) {
+        key->user_stack = key->kernel_stack = OFFCPU_STACK_OVER_BUDGET;
+        val = bpf_map_lookup_elem(agg, key);
+        if (val)
+            return val;
+    }
+    err = bpf_map_update_elem(agg, key, (const void *)&zero_value, BPF_NOEXIST);
+    if (err && err != -17 /* EEXIST: another CPU made it first */)
+        return NULL;
+    return bpf_map_lookup_elem(agg, key);
+}
+
+#endif
