@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The interface file (daemon/io.offcpud.varlink) is the source of every
+ * The interface file (daemon/api/io.offcpud.varlink) is the source of every
  * method's parameters; the daemon's tables (api_methods) must say the same:
  * the same names, types and optionality, no more and no fewer. A parameter
  * added or renamed in one place alone fails here.

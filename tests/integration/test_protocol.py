@@ -49,7 +49,7 @@ def test_interface_description_is_valid(daemon, interface, tmp_path):
 
 def interface_type_fields(name):
     """The fields of a type in the interface file, in order."""
-    text = (ROOT / "daemon" / "io.offcpud.varlink").read_text()
+    text = (ROOT / "daemon" / "api" / "io.offcpud.varlink").read_text()
     body = re.search(rf"^type {name} \((.*?)^\)", text, re.S | re.M).group(1)
     return [line.split(":")[0].strip() for line in body.splitlines()
             if ":" in line and not line.strip().startswith("#")]
