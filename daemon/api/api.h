@@ -6,7 +6,7 @@
 #include "daemon.h"
 #include "varlink_server.h"
 
-/* The methods with their parameters, each as daemon/io.offcpud.varlink
+/* The methods with their parameters, each as daemon/api/io.offcpud.varlink
  * declares it: the interface file is the source, and tests/api checks these
  * tables against it. */
 #define API_METHODS 6

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
 """Holds etc/offcpud.conf, offcpud.conf(5) and offcpud(8) against the table of
-configuration keys (daemon/config.c), the one home of each key's default.
+configuration keys (daemon/config/config.c), the one home of each key's default.
 
 Usage: check_docs.py CONFIG_KEYS offcpud.conf offcpud.conf.5 offcpud.8
 CONFIG_KEYS prints the table, "name<TAB>default" a line. Every disagreement is
