@@ -112,6 +112,15 @@ static int drain_take(struct daemon *d, uint64_t budget_ns)
     return r < 0 ? r : 0;
 }
 
+/* What a drain left unbuilt, built whole (a query's window has it). */
+static void drain_finish(struct daemon *d)
+{
+    int64_t t0 = clock_ns(CLOCK_MONOTONIC);
+
+    (void)drain_build(d, 0);
+    count_time(d, t0);
+}
+
 int drain_run(struct daemon *d, uint64_t budget_ns)
 {
     int r = drain_take(d, budget_ns);
@@ -128,12 +137,19 @@ void drain_catch_up(struct daemon *d)
     /* The last milliseconds before a query are what an incident is about;
      * but one such drain per interval, shared by every query that wants
      * now: a flood of queries must neither flood the ring with snapshots
-     * nor make every other client wait for drains. A generation a drain
-     * left unbuilt is built on first, as the timer's drain does. Nothing is
-     * written here: the next timer's drain journals what this one kept. */
-    if (!d->collector || now - d->last_drain_mono_ns <= (int64_t)NSEC_PER_MSEC ||
-        now - d->last_catch_up_mono_ns < (int64_t)d->cfg.interval_ns)
+     * nor make every other client wait for drains. The query waits for it
+     * whole, past drain-budget: an answer never leaves out what was
+     * collected (a generation a timer's drain left unbuilt is built first,
+     * even where no flip is due). Nothing is written here: the next timer's
+     * drain journals what this one kept. */
+    if (!d->collector)
         return;
+    if (now - d->last_drain_mono_ns <= (int64_t)NSEC_PER_MSEC ||
+        now - d->last_catch_up_mono_ns < (int64_t)d->cfg.interval_ns) {
+        if (d->building)
+            drain_finish(d);
+        return;
+    }
     d->last_catch_up_mono_ns = now;
-    drain_take(d, d->cfg.drain_budget_ns);
+    drain_take(d, 0);
 }
