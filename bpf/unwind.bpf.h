@@ -134,15 +134,15 @@ struct walk {
 #define RESUME_CHUNK       1024 /* copied a chunk at a time: the last may lie past the stack */
 
 struct resume_stack {
-    __u64 sp;
-    __u32 len; /* bytes of stack copied from sp */
-    __u32 pad;
+    __u64 sp;     /* where the copy begins: a chunk boundary at or below the stop's sp */
+    __u32 len;    /* bytes from sp to the end of the last chunk copied */
+    __u32 chunks; /* bit k: chunk k was copied (a page never touched is not) */
     __u8 stack[RESUME_STACK_BYTES];
 };
 
 struct resume {
     __u64 start_time; /* the task's: a tid reused is another task */
-    __u64 pc, bp, di, mm;
+    __u64 pc, sp, bp, di, mm;
     __u32 bp_known;
     __u32 first_i; /* the frame the walk stopped at */
     __u32 tgid, exec_id;
@@ -192,7 +192,9 @@ static __always_inline long read_stack(const struct walk *w, void *dst, __u32 si
     if (!r || addr < r->sp)
         return -14; /* -EFAULT */
     off = addr - r->sp;
-    if (off > RESUME_STACK_BYTES - 16 || off + size > r->len)
+    if (off > RESUME_STACK_BYTES - 16 || off + size > r->len ||
+        !(r->chunks & (1U << (off / RESUME_CHUNK))) ||
+        !(r->chunks & (1U << ((off + size - 1) / RESUME_CHUNK))))
         return -14; /* -EFAULT */
     return bpf_probe_read_kernel(dst, size, &r->stack[off]);
 }
@@ -780,7 +782,7 @@ static __always_inline bool save_resume(const struct walk *w, const struct unwin
         return false;
     res->start_time = r->start_time;
     res->pc = w->stop_pc;
-    res->copy.sp = w->stop_sp;
+    res->sp = w->stop_sp;
     res->bp = w->stop_bp;
     res->di = r->di;
     res->mm = w->mm;
@@ -788,12 +790,24 @@ static __always_inline bool save_resume(const struct walk *w, const struct unwin
     res->first_i = w->stop_i;
     res->tgid = w->tgid;
     res->exec_id = w->exec_id;
+    /* From a chunk boundary, each chunk lies in one page: a page the thread
+     * never touched (the unused part of a large local array, as the 12 KiB
+     * of epoll events in uv__io_poll's frame of a thread that started
+     * waiting at once) fails alone, and is marked, instead of ending the
+     * copy there; the walk reads only words its frames wrote. Chunks past
+     * the stack's end fail too. */
+    res->copy.sp = w->stop_sp & ~(__u64)(RESUME_CHUNK - 1);
     res->copy.len = 0;
+    res->copy.chunks = 0;
+    /* unrolled: kernels up to 6.1 refuse the back-edge a loop that goes on
+     * past a failed chunk compiles to */
+#pragma unroll
     for (__u32 k = 0; k < RESUME_STACK_BYTES / RESUME_CHUNK; k++) {
         if (bpf_probe_read_user(&res->copy.stack[k * RESUME_CHUNK], RESUME_CHUNK,
-                                (void *)(w->stop_sp + k * RESUME_CHUNK)) < 0)
-            break;
-        res->copy.len += RESUME_CHUNK;
+                                (void *)(res->copy.sp + k * RESUME_CHUNK)) < 0)
+            continue;
+        res->copy.chunks |= 1U << k;
+        res->copy.len = (k + 1) * RESUME_CHUNK;
     }
     return res->copy.len > 0;
 }
@@ -875,7 +889,7 @@ __noinline int unwind_resume(struct offcpu_stack *s, __u32 tid, __u64 since, __u
     }
     bpf_probe_read_kernel(copy, sizeof(*copy), &r->copy);
     w->pc = r->pc;
-    w->sp = copy->sp;
+    w->sp = r->sp;
     w->bp = r->bp;
     w->di = r->di;
     w->bp_known = r->bp_known;

@@ -9,6 +9,9 @@ in user stacks that reach a thread's entry (test_unwind's measure), printed for 
   shown as [anon], back into libjvm.so's JavaCalls::call_helper and on to clone3. A
   stack counts as whole only if it gets through them to the thread's entry like any
   other. perf's libdw stops at the first of them: its share is the JVM's own threads'.
+- node: an HTTP server and its client in one script, and libuv's thread pool reading
+  files; its delayed-task thread waits in uv__io_poll for its whole life from its
+  first block, whose 15.6 KiB frame is mostly pages never touched.
 - Short-lived programs right after the page cache is dropped, on a host busy with a
   find over /usr and a compile loop (neither in the traced cgroup)."""
 import os
@@ -24,6 +27,7 @@ from test_unwind import (DWARF_SHARE_MIN, ENTRIES, FRAME_POINTER_SHARE_MAX, WORK
                          daemons, entry_share, into_cgroup, reaches_entry, why)  # noqa: F401
 
 JAVA = Path("/usr/lib/jvm/java-17-openjdk-amd64/bin/java")
+NODE = Path("/usr/bin/node")
 
 # Threads that block as a server's do: a sleeper, a monitor's wait, a queue's consumer
 # fed now and then; the JVM's own threads (GC, C1/C2 compilers, VM thread) idle meanwhile.
@@ -52,6 +56,31 @@ public class Idle {
     }
 }
 """
+
+# A server and its client in one process, and libuv's pool reading files meanwhile.
+NODE_PROGRAM = r"""
+const http = require('http'), fs = require('fs');
+const end = Date.now() + 5000;
+const server = http.createServer((req, res) => setTimeout(() => res.end('ok'), 10));
+server.listen(0, '127.0.0.1', () => {
+  const port = server.address().port;
+  const ask = () => {
+    if (Date.now() > end) { server.close(); return; }
+    http.get({ host: '127.0.0.1', port, agent: false }, res => {
+      res.resume(); res.on('end', () => setTimeout(ask, 20));
+    });
+  };
+  ask();
+  const read = () => {
+    if (Date.now() > end) return;
+    let left = 4;
+    for (let i = 0; i < 4; i++)
+      fs.readFile('/usr/bin/node', () => { if (--left === 0) setTimeout(read, 50); });
+  };
+  read();
+});
+"""
+
 
 def run_in_cgroup(argv, cwd=None, timeout=60):
     proc = subprocess.Popen(argv, cwd=cwd, preexec_fn=into_cgroup, stdin=subprocess.DEVNULL,
@@ -107,6 +136,13 @@ def shares(daemons, tmp, argv, name):
 def test_jvm_idle_threads_whole(daemons, tmp_path):
     (tmp_path / "Idle.java").write_text(JAVA_PROGRAM)
     ours, fp, stacks = shares(daemons, tmp_path, [str(JAVA), "Idle.java"], "openjdk 17")
+    assert ours >= DWARF_SHARE_MIN, f"{ours:.3f} reach an entry\n{why(daemons[0], stacks)}"
+    assert fp <= FRAME_POINTER_SHARE_MAX, fp
+
+
+def test_node_server_client_and_pool_whole(daemons, tmp_path):
+    (tmp_path / "serve.js").write_text(NODE_PROGRAM)
+    ours, fp, stacks = shares(daemons, tmp_path, [str(NODE), "serve.js"], "node")
     assert ours >= DWARF_SHARE_MIN, f"{ours:.3f} reach an entry\n{why(daemons[0], stacks)}"
     assert fp <= FRAME_POINTER_SHARE_MAX, fp
 
