@@ -9,6 +9,9 @@
 #include "daemon_call.h"
 #include "macro.h"
 
+/* frames naming where a cause waited */
+#define WHY_CAUSE_FRAMES 3
+
 struct why {
     const struct globals *g;
     json_int_t start_ns, end_ns;
@@ -208,6 +211,17 @@ static int follow(struct why *w, const json_t *row, json_t *chain)
                : r;
 }
 
+/* The leaf-most frames of a stack (root first), as "a < b < c". */
+static void frames_brief(const json_t *frames, char *buf, size_t size)
+{
+    size_t n = json_array_size(frames), len = 0;
+
+    buf[0] = '\0';
+    for (size_t i = n; i-- > 0 && n - i <= WHY_CAUSE_FRAMES;)
+        len += snprintf(buf + len, len < size ? size - len : 0, "%s%s", i + 1 < n ? " < " : "",
+                        json_string_value(json_array_get(frames, i)) ?: "?");
+}
+
 /* What a chain comes down to, in words: its last task hop, what it was
  * doing, and how the chain ended there. */
 static json_t *cause_of(const json_t *chain)
@@ -222,15 +236,19 @@ static json_t *cause_of(const json_t *chain)
         if (json_integer_value(json_object_get(json_array_get(hops, i), "tid")) > 0 &&
             json_object_get(json_array_get(hops, i), "waits"))
             last = json_array_get(hops, i);
-    if (strcmp(end, "interrupt") == 0 && last)
-        snprintf(text, sizeof(text), "tid %lld (%s) blocked %s, woken by %s",
+    if (strcmp(end, "interrupt") == 0 && last) {
+        const json_t *wait = json_array_get(json_object_get(last, "waits"), 0);
+        const json_t *user = json_object_get(wait, "user");
+        char where[128];
+
+        frames_brief(json_array_size(user) ? user : json_object_get(wait, "kernel"), where,
+                     sizeof(where));
+        snprintf(text, sizeof(text), "tid %lld (%s) blocked %s at %s, woken by %s",
                  (long long)int_of(last, "tid"),
                  json_string_value(json_object_get(last, "comm")) ?: "?",
-                 json_string_value(
-                     json_object_get(json_array_get(json_object_get(last, "waits"), 0), "state"))
-                     ?: "?",
+                 json_string_value(json_object_get(wait, "state")) ?: "?", where,
                  json_string_value(json_object_get(end_hop, "comm")) ?: "?");
-    else if (strcmp(end, "interrupt") == 0)
+    } else if (strcmp(end, "interrupt") == 0)
         snprintf(text, sizeof(text), "woken by %s",
                  json_string_value(json_object_get(end_hop, "comm")) ?: "?");
     else
