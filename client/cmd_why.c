@@ -5,13 +5,12 @@
 #include <string.h>
 
 #include "commands.h"
-#include "flame_tree.h"
 #include "macro.h"
 #include "query_command.h"
 #include "render.h"
 #include "render_why.h"
 #include "selection.h"
-#include "svg_flamegraph.h"
+#include "waker_flamegraph.h"
 #include "why_chain.h"
 
 static void why_usage(FILE *f)
@@ -38,34 +37,16 @@ struct why_job {
     enum why_format format;
 };
 
+/* Each chain as one stack: the wait, growing on into its hops. */
 static int write_svg(FILE *f, const struct why_job *job)
 {
     json_auto_t *stacks = why_flame_stacks(job->why);
-    char title[320], window[128];
-    struct flame_tree t;
-    int r;
 
-    if (!stacks || flame_tree_init(&t, false) < 0)
+    if (!stacks)
         return -ENOMEM;
-    r = flame_tree_add(&t, stacks, FLAME_NOW);
-    if (r == 0) {
-        struct svg_flamegraph o = {
-            .title = title,
-            .subtitle = window,
-            .colors = SVG_COLOR_FRAMES,
-            .min_px = SVG_MIN_PX,
-            .max_frames = SVG_MAX_FRAMES,
-            .max_bytes = SVG_MAX_BYTES,
-        };
-
-        selection_title(job->params, "Why it waited: chains of wakers", title, sizeof(title));
-        render_window(json_integer_value(json_object_get(job->why, "start_ns")),
-                      json_integer_value(json_object_get(job->why, "end_ns")), window,
-                      sizeof(window));
-        r = svg_flamegraph_write(f, &t, &o);
-    }
-    flame_tree_done(&t);
-    return r;
+    return waker_flamegraph_write(f, job->params, "Why it waited: chains of wakers", stacks,
+                                  json_integer_value(json_object_get(job->why, "start_ns")),
+                                  json_integer_value(json_object_get(job->why, "end_ns")));
 }
 
 static int write_why(FILE *f, void *ctx)
@@ -84,16 +65,7 @@ static int write_why(FILE *f, void *ctx)
 
 static int why_option(int c, const char *arg, struct query *q)
 {
-    enum why_format *format = q->own;
-    int r;
-
-    if (c != 'f')
-        return -ENOENT;
-    r = choice_parse(arg, formats, ARRAY_SIZE(formats));
-    if (r < 0)
-        return usage_error("invalid --format '%s' (text, json or svg)", arg);
-    *format = (enum why_format)r;
-    return EXIT_OK;
+    return query_format_option(c, arg, formats, ARRAY_SIZE(formats), q->own);
 }
 
 static int why_run(struct query *q)

@@ -24,6 +24,7 @@
 
 #include "blocked_time.h"
 #include "workload_start.h"
+#include "write_and_fsync.h"
 
 #define NOINLINE    __attribute__((noinline))
 #define MAX_REQUEST 8
@@ -48,25 +49,6 @@ static void sleep_ms_for(int ms)
     nanosleep(&ts, NULL);
 }
 
-NOINLINE static void write_and_fsync(void)
-{
-    static char block[1 << 20];
-    int fd = open("lock_holder.data", O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-    if (fd < 0) {
-        perror("lock_holder.data");
-        exit(1);
-    }
-    memset(block, 'x', sizeof(block));
-    for (int i = 0; i < mb; i++)
-        if (write(fd, block, sizeof(block)) != (ssize_t)sizeof(block)) {
-            perror("write");
-            exit(1);
-        }
-    fsync(fd);
-    close(fd);
-}
-
 NOINLINE static void sleep_holding_lock(void)
 {
     sleep_ms_for(sleep_ms);
@@ -80,7 +62,7 @@ NOINLINE static void *checkpoint_loop(void *arg)
     pthread_setname_np(pthread_self(), "checkpoint");
     for (int i = 0; i < cycles; i++) {
         pthread_rwlock_wrlock(&lock);
-        write_and_fsync();
+        write_and_fsync("lock_holder.data", mb);
         sleep_holding_lock();
         pthread_rwlock_unlock(&lock);
         sleep_ms_for(50); /* the requests go through */

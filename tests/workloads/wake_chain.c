@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "workload_start.h"
+#include "write_and_fsync.h"
 
 #define NOINLINE __attribute__((noinline))
 
@@ -35,25 +36,6 @@ static pid_t gettid_now(void)
     return (pid_t)syscall(SYS_gettid);
 }
 
-NOINLINE static void write_and_fsync(void)
-{
-    static char block[1 << 20];
-    int fd = open("wake_chain.data", O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-    if (fd < 0) {
-        perror("wake_chain.data");
-        exit(1);
-    }
-    memset(block, 'y', sizeof(block));
-    for (int i = 0; i < mb; i++)
-        if (write(fd, block, sizeof(block)) != (ssize_t)sizeof(block)) {
-            perror("write");
-            exit(1);
-        }
-    fsync(fd);
-    close(fd);
-}
-
 NOINLINE static void *io_owner_loop(void *arg)
 {
     struct timespec pause = {0, 2 * 1000 * 1000};
@@ -63,7 +45,7 @@ NOINLINE static void *io_owner_loop(void *arg)
     pthread_setname_np(pthread_self(), "io_owner");
     for (int i = 0; i < cycles; i++) {
         pthread_mutex_lock(&lock);
-        write_and_fsync();
+        write_and_fsync("wake_chain.data", mb);
         pthread_mutex_unlock(&lock);
         nanosleep(&pause, NULL); /* the feeder gets the lock */
     }
