@@ -82,7 +82,7 @@ static int why_run(struct query *q)
         return r;
     if (!why)
         return selection_no_data(
-            q->params, "that window woken by anyone (is offcpud running with wakers = yes?)");
+            q->params, "that window with a known waker (is offcpud running with wakers = yes?)");
     job.why = why;
     return query_write(q, write_why, &job, &bytes);
 }

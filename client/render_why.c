@@ -72,7 +72,25 @@ static void put_share(FILE *f, const json_t *o)
     fprintf(f, "%5.1f%%", 100 * json_number_value(json_object_get(o, "share")));
 }
 
-static void put_hop(FILE *f, const json_t *hop, const char *end)
+/* The number (1 on) of the first chain with a hop of thread tid listing its
+ * waits: a thread's waits are listed once. */
+static size_t first_listed(const json_t *chains, json_int_t tid)
+{
+    const json_t *chain, *hop;
+    size_t i, j;
+
+    json_array_foreach(chains, i, chain)
+    {
+        json_array_foreach(json_object_get(chain, "hops"), j, hop)
+        {
+            if (num(hop, "tid") == tid && json_object_get(hop, "waits"))
+                return i + 1;
+        }
+    }
+    return 0;
+}
+
+static void put_hop(FILE *f, const json_t *hop, const char *end, size_t listed_in, size_t n)
 {
     const json_t *waits = json_object_get(hop, "waits"), *w;
     char t[32];
@@ -87,7 +105,10 @@ static void put_hop(FILE *f, const json_t *hop, const char *end)
     fputs(" woke it ", f);
     put_stack(f, hop);
     fputc('\n', f);
-    if (waits) {
+    if (waits && listed_in != n) {
+        fprintf(f, "     itself blocked %s in the window (its waits: see #%zu)\n",
+                render_ns(num(hop, "blocked_ns"), t, sizeof(t)), listed_in);
+    } else if (waits) {
         fprintf(f, "     itself blocked %s in the window:\n",
                 render_ns(num(hop, "blocked_ns"), t, sizeof(t)));
         json_array_foreach(waits, i, w)
@@ -108,7 +129,7 @@ static void put_hop(FILE *f, const json_t *hop, const char *end)
     }
 }
 
-static void put_chain(FILE *f, size_t n, const json_t *chain)
+static void put_chain(FILE *f, size_t n, const json_t *chain, const json_t *chains)
 {
     const char *end = str(chain, "end");
     const json_t *hops = json_object_get(chain, "hops"), *hop;
@@ -122,7 +143,11 @@ static void put_chain(FILE *f, size_t n, const json_t *chain)
     fprintf(f, " blocked %s, %lld waits, ", str(chain, "state"), (long long)num(chain, "count"));
     put_stack(f, chain);
     fputc('\n', f);
-    json_array_foreach(hops, i, hop) put_hop(f, hop, i + 1 == json_array_size(hops) ? end : "");
+    json_array_foreach(hops, i, hop)
+    {
+        put_hop(f, hop, i + 1 == json_array_size(hops) ? end : "",
+                first_listed(chains, num(hop, "tid")), n);
+    }
     fputs("  cause: ", f);
     put_name(f, str(chain, "cause"));
     fputc('\n', f);
@@ -148,7 +173,10 @@ int render_why(FILE *f, const json_t *why)
         fputc('\n', f);
     }
     fputs("Longest waits, and who woke whom:\n", f);
-    json_array_foreach(json_object_get(why, "chains"), i, e) put_chain(f, i + 1, e);
+    json_array_foreach(json_object_get(why, "chains"), i, e)
+    {
+        put_chain(f, i + 1, e, json_object_get(why, "chains"));
+    }
     fputs("Causes (share of the off-CPU time):\n", f);
     json_array_foreach(json_object_get(why, "causes"), i, e)
     {
