@@ -13,11 +13,9 @@
  * At exit one JSON line: pid, the holder's tid, the requests' tids and the
  * off-CPU time each waited on the lock.
  */
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>

@@ -11,11 +11,9 @@
  *
  * At exit one JSON line: pid and the three threads' tids.
  */
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
