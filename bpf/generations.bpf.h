@@ -58,7 +58,12 @@ struct share_key {
 struct share {
     __u32 stacks;
     __u32 entries;
+    __u32 wakes; /* waker pairs: a map of aggregate-entries, counted apart */
+    __u32 pad;
 };
+
+/* Which map take_room counts for. */
+enum room { ROOM_STACKS, ROOM_ENTRIES, ROOM_WAKES };
 
 /* The share_key.cgroup_id under which a generation's totals are counted. */
 #define SHARE_ALL (~0ULL)
@@ -88,13 +93,15 @@ static __always_inline struct share *share_of(__u64 cgroup_id, __u32 flips)
 }
 
 /*
- * Room in this generation's maps for one more stack (entries false) or
- * aggregate entry of a cgroup: below its floor always, up to its share while
- * the map is not into the reserve. Racing CPUs may overshoot by a few: this
+ * Room in this generation's maps for one more stack, aggregate entry or
+ * waker pair of a cgroup: below its floor always, up to its share while
+ * the map is not into the reserve (the waker map is the aggregate's size,
+ * and takes its limits). Racing CPUs may overshoot by a few: this
  * bounds noisy cgroups, it is not an account.
  */
-static __always_inline bool take_room(__u64 cgroup_id, __u32 flips, const bool entries)
+static __always_inline bool take_room(__u64 cgroup_id, __u32 flips, const enum room room)
 {
+    const bool entries = room != ROOM_STACKS;
     __u32 max = entries ? entry_share_max : stack_share_max;
     __u32 floor = entries ? entry_floor : stack_floor;
     __u32 open = entries ? entry_open : stack_open;
@@ -107,8 +114,8 @@ static __always_inline bool take_room(__u64 cgroup_id, __u32 flips, const bool e
     all = share_of(SHARE_ALL, flips);
     if (!sh || !all)
         return true;
-    used = entries ? &sh->entries : &sh->stacks;
-    total = entries ? &all->entries : &all->stacks;
+    used = room == ROOM_WAKES ? &sh->wakes : entries ? &sh->entries : &sh->stacks;
+    total = room == ROOM_WAKES ? &all->wakes : entries ? &all->entries : &all->stacks;
     if (*used >= floor && (*used >= max || *total >= open)) {
         stat_add(OFFCPU_STAT_OVER_BUDGET, 1);
         return false;
@@ -135,7 +142,7 @@ static __always_inline __u64 store_stack(void *map, __u64 hash, const struct off
         stat_add(OFFCPU_STAT_STACK_COLLISION, 1);
         return OFFCPU_STACK_MISSED;
     }
-    if (!take_room(cgroup_id, flips, false))
+    if (!take_room(cgroup_id, flips, ROOM_STACKS))
         return OFFCPU_STACK_OVER_BUDGET;
     err = bpf_map_update_elem(map, &hash, s, BPF_NOEXIST);
     if (err == 0 || err == -17 /* EEXIST: another CPU stored it first */)
@@ -189,7 +196,7 @@ static __always_inline struct offcpu_value *new_entry(void *agg, struct offcpu_k
     struct offcpu_value *val;
     long err;
 
-    if (!take_room(key->cgroup_id, flips, true)) {
+    if (!take_room(key->cgroup_id, flips, ROOM_ENTRIES)) {
         key->user_stack = key->kernel_stack = OFFCPU_STACK_OVER_BUDGET;
         val = bpf_map_lookup_elem(agg, key);
         if (val)

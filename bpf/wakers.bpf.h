@@ -196,12 +196,20 @@ static __always_inline void current_waker(struct offcpu_wake_key *k, struct task
     bpf_get_current_comm(k->comm, sizeof(k->comm));
 }
 
-static __always_inline void add_wake(struct offcpu_wake_key *k, void *map, __u64 blocked)
+/* Charges the pair; a new one past the woken cgroup's share goes to its
+ * thread's pair over budget, as a new aggregate entry would (new_entry). */
+static __always_inline void add_wake(struct offcpu_wake_key *k, void *map, __u64 blocked,
+                                     __u32 flips)
 {
     struct offcpu_wake_value init = {}, *v;
     long err;
 
     v = bpf_map_lookup_elem(map, k);
+    if (!v && !take_room(k->woken.cgroup_id, flips, ROOM_WAKES)) {
+        k->woken.user_stack = k->woken.kernel_stack = OFFCPU_STACK_OVER_BUDGET;
+        k->user_stack = k->kernel_stack = OFFCPU_STACK_OVER_BUDGET;
+        v = bpf_map_lookup_elem(map, k);
+    }
     if (!v) {
         err = bpf_map_update_elem(map, k, &init, BPF_NOEXIST);
         if (err == 0 || err == -17 /* EEXIST: another CPU made it first */)
@@ -275,7 +283,7 @@ static __always_inline int on_waking(void *ctx, struct task_struct *p, const boo
     }
     store_place(stk, wp, &wp->stored_gen, SCRATCH_WAKER, k->woken.cgroup_id, flips, &k->user_stack,
                 &k->kernel_stack);
-    add_wake(k, map, now > since ? now - since : 0);
+    add_wake(k, map, now > since ? now - since : 0, flips);
     return 0;
 }
 

@@ -7,12 +7,11 @@
 #include "commands.h"
 #include "daemon_call.h"
 #include "duration.h"
-#include "flame_tree.h"
 #include "macro.h"
 #include "render.h"
 #include "query_command.h"
 #include "selection.h"
-#include "svg_flamegraph.h"
+#include "waker_flamegraph.h"
 
 static void wakers_usage(FILE *f)
 {
@@ -44,31 +43,9 @@ struct wakers_job {
 /* The pairs as a flame graph: each blocked stack grows on into its waker's. */
 static int write_svg(FILE *f, const struct wakers_job *job)
 {
-    int64_t start = json_integer_value(json_object_get(job->reply, "start_ns"));
-    int64_t end = json_integer_value(json_object_get(job->reply, "end_ns"));
-    char title[320], window[128];
-    struct flame_tree t;
-    int r;
-
-    if (flame_tree_init(&t, false) < 0)
-        return -ENOMEM;
-    r = flame_tree_add(&t, job->reply, FLAME_NOW);
-    if (r == 0) {
-        struct svg_flamegraph o = {
-            .title = title,
-            .subtitle = window,
-            .colors = SVG_COLOR_FRAMES,
-            .min_px = SVG_MIN_PX,
-            .max_frames = SVG_MAX_FRAMES,
-            .max_bytes = SVG_MAX_BYTES,
-        };
-
-        selection_title(job->params, "Blocked time by waker", title, sizeof(title));
-        render_window(start, end, window, sizeof(window));
-        r = svg_flamegraph_write(f, &t, &o);
-    }
-    flame_tree_done(&t);
-    return r;
+    return waker_flamegraph_write(f, job->params, "Blocked time by waker", job->reply,
+                                  json_integer_value(json_object_get(job->reply, "start_ns")),
+                                  json_integer_value(json_object_get(job->reply, "end_ns")));
 }
 
 static int write_wakers(FILE *f, void *ctx)
@@ -90,16 +67,7 @@ static int write_wakers(FILE *f, void *ctx)
 /* --format; --min-total and --group-by are the scaffold's stack filters */
 static int wakers_option(int c, const char *arg, struct query *q)
 {
-    enum wakers_format *format = q->own;
-    int r;
-
-    if (c != 'f')
-        return -ENOENT;
-    r = choice_parse(arg, formats, ARRAY_SIZE(formats));
-    if (r < 0)
-        return usage_error("invalid --format '%s' (folded, json or svg)", arg);
-    *format = (enum wakers_format)r;
-    return EXIT_OK;
+    return query_format_option(c, arg, formats, ARRAY_SIZE(formats), q->own);
 }
 
 static int wakers_run(struct query *q)

@@ -14,5 +14,6 @@ int cmd_stuck(const struct globals *g, int argc, char **argv);
 int cmd_top(const struct globals *g, int argc, char **argv);
 int cmd_hist(const struct globals *g, int argc, char **argv);
 int cmd_wakers(const struct globals *g, int argc, char **argv);
+int cmd_why(const struct globals *g, int argc, char **argv);
 
 #endif

@@ -2,6 +2,7 @@
 #include "daemon_call.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -81,7 +82,10 @@ static int explain_error(const char *method, const char *error, const json_t *pa
     return -ENOENT;
 }
 
-int daemon_call(const struct globals *g, const char *method, json_t *params, json_t **ret)
+/* daemon_call, and where refused is set, a PermissionDenied is no error:
+ * *refused is true and *ret NULL. */
+static int call(const struct globals *g, const char *method, json_t *params, json_t **ret,
+                bool *refused)
 {
     _cleanup_free_ char *error = NULL;
     _cleanup_close_ int fd = vl_connect(g->socket);
@@ -96,6 +100,12 @@ int daemon_call(const struct globals *g, const char *method, json_t *params, jso
     if (r != EXIT_OK)
         return r;
     r = vl_call(fd, method, params, REPLY_LIMIT, &reply, &error);
+    if (r == -EREMOTEIO && refused && strcmp(error, "org.varlink.service.PermissionDenied") == 0) {
+        json_decref(reply);
+        *refused = true;
+        *ret = NULL;
+        return EXIT_OK;
+    }
     if (r == -EREMOTEIO) {
         describe_params(reply, detail, sizeof(detail));
         r = explain_error(method, error, reply);
@@ -108,4 +118,16 @@ int daemon_call(const struct globals *g, const char *method, json_t *params, jso
         return fail("%s on %s: %s", method, g->socket, strerror(-r));
     *ret = reply;
     return EXIT_OK;
+}
+
+int daemon_call(const struct globals *g, const char *method, json_t *params, json_t **ret)
+{
+    return call(g, method, params, ret, NULL);
+}
+
+int daemon_call_refusable(const struct globals *g, const char *method, json_t *params, json_t **ret,
+                          bool *refused)
+{
+    *refused = false;
+    return call(g, method, params, ret, refused);
 }

@@ -4,6 +4,7 @@
 #define DAEMON_CALL_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "cli.h"
 
@@ -11,5 +12,10 @@
  * reply's parameters (owned by the caller). On failure prints the one-line
  * cause and returns its exit code. */
 int daemon_call(const struct globals *g, const char *method, json_t *params, json_t **ret);
+
+/* daemon_call, for a caller that shows what it may not see as withheld: a
+ * PermissionDenied sets *refused and returns EXIT_OK with *ret NULL. */
+int daemon_call_refusable(const struct globals *g, const char *method, json_t *params, json_t **ret,
+                          bool *refused);
 
 #endif

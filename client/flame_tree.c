@@ -231,6 +231,8 @@ static int add_stack(struct flame_tree *t, const json_t *stack, enum flame_windo
     node = add_frames(t, node, kernel, FLAME_KERNEL);
     if (json_object_get(stack, "waker_comm"))
         node = add_waker(t, node, stack);
+    /* offcpuctl why: the later hops of a chain, past its first waker */
+    node = add_frames(t, node, json_object_get(stack, "chain"), FLAME_WAKER);
     if (node < 0)
         return (int)node;
     charge(t, (uint32_t)node, w, (uint64_t)json_integer_value(total),

@@ -4,7 +4,9 @@
  * graph draws: a root, then each thread name, its user frames root first,
  * the "-" between user and kernel, and the kernel frames. A Wakers reply's
  * stacks go on past the kernel's leaf, as offwaketime folds them: "--", the
- * waker's kernel frames and "-" and user frames, leaf first, and its name.
+ * waker's kernel frames and "-" and user frames, leaf first, and its name;
+ * a stack's "chain", frames drawn on past that as the waker's (offcpuctl
+ * why: the later hops of a chain of wakers).
  * A node's time is the sum of the stacks through it. A tree holds two sets
  * of times, so that a diff can compare two windows frame by frame.
  */

@@ -20,6 +20,7 @@ static const struct command commands[] = {
     {"top", cmd_top, "who was off-CPU most, per state (--watch refreshes)"},
     {"hist", cmd_hist, "how long single off-CPU periods were (log2 histogram; --by stack)"},
     {"wakers", cmd_wakers, "blocked stacks with who woke them (offwaketime's folded lines)"},
+    {"why", cmd_why, "why a thread waited: the chain of who woke whom, to the cause"},
 };
 
 static void usage(FILE *f)

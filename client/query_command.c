@@ -2,6 +2,7 @@
 #include "query_command.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "macro.h"
@@ -87,4 +88,27 @@ int query_write(const struct query *q, output_writer write, void *ctx, long *byt
         return output_file(q->output, write, ctx, bytes);
     r = write(stdout, ctx);
     return finish_output(r < 0 ? fail("writing output: %s", strerror(-r)) : r);
+}
+
+int query_format_option(int c, const char *arg, const char *const *words, size_t n, int *format)
+{
+    char list[128];
+    size_t len = 0;
+    int r;
+
+    if (c != 'f')
+        return -ENOENT;
+    r = choice_parse(arg, words, n);
+    if (r >= 0) {
+        *format = r;
+        return EXIT_OK;
+    }
+    list[0] = '\0';
+    for (size_t i = 0; i < n; i++)
+        len += snprintf(list + len, len < sizeof(list) ? sizeof(list) - len : 0, "%s%s",
+                        i == 0      ? ""
+                        : i + 1 < n ? ", "
+                                    : " or ",
+                        words[i]);
+    return usage_error("invalid --format '%s' (%s)", arg, list);
 }

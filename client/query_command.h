@@ -52,6 +52,11 @@ struct query_command {
 int query_command_run(const struct query_command *cmd, void *own, const struct globals *g, int argc,
                       char **argv);
 
+/* A command's --format (getopt value 'f'): the index of arg in words (n of
+ * them) into *format; EXIT_USAGE after naming the words; -ENOENT when c is
+ * not 'f'. */
+int query_format_option(int c, const char *arg, const char *const *words, size_t n, int *format);
+
 /* The ending of a command whose output may go to -o FILE: write fills the
  * file (whole or not at all) or standard output. *bytes: the file's size. */
 int query_write(const struct query *q, output_writer write, void *ctx, long *bytes);

@@ -114,3 +114,36 @@ def test_many_noisy_cgroups_leave_room_for_a_quiet_one(start_daemon, fresh_cgrou
     finally:
         for p in groups:
             p.rmdir()
+
+
+def test_explosion_keeps_to_its_share_of_the_waker_map(start_daemon, fresh_cgroup, tmp_path):
+    """Wakers are on by default, so their map is held to cgroup shares as the aggregates
+    are: with room for stacks but for only 1024 pairs a generation, a cgroup whose
+    threads block with thousands of new stacks a second would fill the waker map within
+    a second of each flip, and a quiet cgroup's wakeups would go unpaired."""
+    groups = [fresh_cgroup / "explosion", fresh_cgroup / "quiet"]
+    for p in groups:
+        p.mkdir()
+    try:
+        config = tmp_path / "offcpud.conf"
+        config.write_text("stack-entries = 65536\naggregate-entries = 1024\n")
+        d = start_daemon("--interval", "1s", "--config", str(config))
+        explosion, _ = workload_in(groups[0], "stack_explosion", "--seconds", "8")
+        quiet = subprocess.Popen([sys.executable, "-c", "import os, sys, time\n"
+                                  "print('ready', os.getpid(), flush=True)\n"
+                                  "sys.stdin.readline()\n"
+                                  "for _ in range(30): time.sleep(0.2)\n"],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        pid = quiet.stdout.readline().split()[1]
+        (groups[1] / "cgroup.procs").write_text(pid + "\n")
+        quiet.communicate("go\n", timeout=60)
+        explosion.communicate(timeout=60)
+        pairs = json.loads(d.ctl("--json", "wakers", "--pid", pid, "--since", "60s").stdout)
+        slept = [s for s in pairs["stacks"] if "clock_nanosleep" in s["user"]]
+        # 30 sleeps of 200 ms, each woken by the timer: all paired, with their stacks
+        assert sum(s["count"] for s in slept) >= 29, pairs["stacks"][:5]
+        counters = d.call("io.offcpud.Status")["parameters"]["collector"]
+        assert counters["over_cgroup_share"] > 0, counters
+    finally:
+        for p in groups:
+            p.rmdir()

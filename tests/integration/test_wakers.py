@@ -1,4 +1,4 @@
-"""Waker stacks (wakers = yes): sleep_and_pipe's reader blocks on a pipe that its feeder
+"""Waker stacks (wakers = yes, the default): sleep_and_pipe's reader blocks on a pipe that its feeder
 thread writes every 20 ms from feed_pipe_every_20ms; its sleeper sleeps in nanosleep, woken
 by the timer interrupt. offcpuctl wakers must pair the reader's blocked stack with the
 feeder's function and the time blocked, and the sleeper's with [hardirq] (hrtimer_wakeup),
@@ -110,12 +110,18 @@ def test_group_by_pid_names_the_waker(run):
     assert all(s["waker_tid"] not in (0, truth["pipe_tid"]) for s in by_feeder), rows
 
 
-def test_off_by_default(start_daemon):
-    d = start_daemon("--interval", "200ms")
-    run_workload("sleep_and_pipe", "--sleeps", "5", "--writes", "5")
-    status = d.call("io.offcpud.Status")["parameters"]
-    assert status["collector"]["wakes"] == 0
-    res = d.ctl("wakers", "--since", "60s", check=False)
+def test_on_by_default(start_daemon):
+    """After an incident it is too late to turn wakers on: a daemon with its defaults has
+    the pairs; wakers = no has none, and says how to get them."""
+    on = start_daemon("--interval", "200ms")
+    off = start_daemon("--interval", "200ms", "--wakers", "no")
+    truth = run_workload("sleep_and_pipe", "--sleeps", "5", "--writes", "5")
+    time.sleep(0.5)  # drained
+    assert on.call("io.offcpud.Status")["parameters"]["collector"]["wakes"] > 0
+    assert any(FEEDER in s["waker_user"] for s in wakers(on, "--tid", str(truth["pipe_tid"]),
+                                                            "--since", "60s"))
+    assert off.call("io.offcpud.Status")["parameters"]["collector"]["wakes"] == 0
+    res = off.ctl("wakers", "--since", "60s", check=False)
     assert res.returncode == 1 and "wakers = yes" in res.stderr, res
 
 
