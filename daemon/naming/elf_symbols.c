@@ -30,6 +30,9 @@
  * file must not size an allocation unchecked. */
 #define PHDR_MAX 4096
 
+/* How many of the last inlined ranges a new one may share its names with */
+#define INLINED_SHARED_LOOKBACK 16
+
 /* 24 bytes a symbol (the names apart): a program may hold millions. Sizes
  * and reaches past 4 GiB are clamped; no function is that large. */
 struct esym {
@@ -377,8 +380,22 @@ static int count_go_inlined(const struct go_inlined *in, void *userdata)
     return 0;
 }
 
+/* Whether joined is in's names joined by '\n' */
+static bool same_inlined(const char *joined, const struct go_inlined *in)
+{
+    for (unsigned i = 0; i < in->n; i++) {
+        size_t len = strlen(in->names[i]);
+
+        if (strncmp(joined, in->names[i], len) != 0 || joined[len] != (i + 1 < in->n ? '\n' : '\0'))
+            return false;
+        joined += len + 1;
+    }
+    return true;
+}
+
 /* The names joined by '\n', innermost first (elf_symbols_inlined), in the
- * room reserved. */
+ * room reserved; shared with one of the last few ranges that has the same
+ * (a function's pcs go in and out of the same inlined calls). */
 static int add_go_inlined(const struct go_inlined *in, void *userdata)
 {
     struct elf_symbols *e = userdata;
@@ -387,6 +404,12 @@ static int add_go_inlined(const struct go_inlined *in, void *userdata)
 
     if (e->ninlined >= e->inlined_cap || e->pool.len > UINT32_MAX)
         return -E2BIG;
+    for (size_t j = e->ninlined; j > 0 && e->ninlined - j < INLINED_SHARED_LOOKBACK; j--)
+        if (same_inlined(e->pool.data + e->inlined[j - 1].name, in)) {
+            s.name = e->inlined[j - 1].name;
+            e->inlined[e->ninlined++] = s;
+            return 0;
+        }
     for (unsigned i = 0; i < in->n; i++) {
         size_t len = strlen(in->names[i]);
 
