@@ -11,6 +11,7 @@
 #include "array.h"
 #include "cgroup_unit.h"
 #include "clock.h"
+#include "frame_names.h"
 #include "frame_rules.h"
 #include "log.h"
 #include "macro.h"
@@ -92,13 +93,19 @@ static int read_blocked(struct daemon *d, const struct query *q, uint64_t min_ns
 /* Adds a named frame to a, root first as in Dump, as frame_rule says.
  * Returns false where the stack ends. A frame that cannot be named is
  * named "[unknown]" (symbolizer.h). */
-static bool add_frame(json_t *a, bool kernel, uint32_t i, int result, const char *name)
+/* name: of the frames one address stands for (frame_names.h), innermost
+ * first: each goes in the array, root first. */
+static bool add_frame(json_t *a, bool kernel, uint32_t i, int result, char *name)
 {
     enum frame_step step = frame_rule(kernel, i, json_array_size(a), result);
+    const char *names[FRAME_NAMES_MAX];
+    size_t n;
 
     if (step == FRAME_STEP_DROP)
         return true;
-    json_array_insert_new(a, 0, name_json(name));
+    n = frame_names_split(name, names, FRAME_NAMES_MAX);
+    for (size_t j = 0; j < n; j++)
+        json_array_insert_new(a, 0, name_json(names[j]));
     return step == FRAME_STEP_KEEP;
 }
 

@@ -30,6 +30,9 @@
  * file must not size an allocation unchecked. */
 #define PHDR_MAX 4096
 
+/* How many of the last inlined ranges a new one may share its names with */
+#define INLINED_SHARED_LOOKBACK 16
+
 /* 24 bytes a symbol (the names apart): a program may hold millions. Sizes
  * and reaches past 4 GiB are clamped; no function is that large. */
 struct esym {
@@ -50,6 +53,8 @@ struct segment {
 struct elf_symbols {
     struct esym *syms;
     size_t n, cap;
+    struct esym *inlined; /* Go's inlined calls: disjoint, in order; the names joined */
+    size_t ninlined, inlined_cap;
     struct segment *segs;
     size_t nsegs;
     struct strpool pool;
@@ -88,15 +93,16 @@ struct elf_symbols *elf_symbols_free(struct elf_symbols *e)
 void elf_symbols_drop(struct elf_symbols *e)
 {
     free(e->syms);
+    free(e->inlined);
     free(e->pool.data);
-    e->syms = NULL;
-    e->n = e->cap = 0;
+    e->syms = e->inlined = NULL;
+    e->n = e->cap = e->ninlined = e->inlined_cap = 0;
     e->pool = (struct strpool){0};
 }
 
 size_t elf_symbols_memory(const struct elf_symbols *e)
 {
-    return e->cap * sizeof(*e->syms) + e->pool.cap;
+    return (e->cap + e->inlined_cap) * sizeof(*e->syms) + e->pool.cap;
 }
 
 bool elf_symbols_refused(const struct elf_symbols *e)
@@ -255,22 +261,33 @@ static int resize_exact(void *array, size_t *cap, size_t n, size_t elem_size)
     return 0;
 }
 
-/* Room for entries more symbols and names more bytes of names, within the
- * budget (-E2BIG past it): sized once for the most that may come, and cut to
- * what came in finish_symbols. */
-static int reserve_symbols(struct elf_symbols *e, size_t entries, size_t names)
+/* Whether entries more symbols (or inlined ranges) and names more bytes fit
+ * the budget: -E2BIG if not. */
+static int within_budget(struct elf_symbols *e, size_t entries, size_t names)
 {
     size_t most;
-    int r = 0;
 
-    if (e->n + entries <= e->cap && e->pool.len + names <= e->pool.cap)
-        return 0;
     if (entries > (SIZE_MAX / 2 - names) / sizeof(struct esym))
         return -E2BIG;
     most = elf_symbols_memory(e) + entries * sizeof(struct esym) + names;
     if (most > e->budget->cap ||
         (e->budget->make_room && e->budget->make_room(e->budget->userdata, most) < 0))
         return -E2BIG;
+    return 0;
+}
+
+/* Room for entries more symbols and names more bytes of names, within the
+ * budget (-E2BIG past it): sized once for the most that may come, and cut to
+ * what came in finish_symbols. */
+static int reserve_symbols(struct elf_symbols *e, size_t entries, size_t names)
+{
+    int r = 0;
+
+    if (e->n + entries <= e->cap && e->pool.len + names <= e->pool.cap)
+        return 0;
+    r = within_budget(e, entries, names);
+    if (r < 0)
+        return r;
     if (e->n + entries > e->cap)
         r = resize_exact(&e->syms, &e->cap, e->n + entries, sizeof(*e->syms));
     if (r == 0 && e->pool.len + names > e->pool.cap)
@@ -349,13 +366,123 @@ static int add_go_function(const struct go_func *f, void *userdata)
     return r < 0 ? r : syms_push(e, &s);
 }
 
+struct go_inlined_count {
+    size_t ranges, name_bytes;
+};
+
+static int count_go_inlined(const struct go_inlined *in, void *userdata)
+{
+    struct go_inlined_count *c = userdata;
+
+    c->ranges++;
+    for (unsigned i = 0; i < in->n; i++)
+        c->name_bytes += strlen(in->names[i]) + 1;
+    return 0;
+}
+
+/* Whether joined is in's names joined by '\n' */
+static bool same_inlined(const char *joined, const struct go_inlined *in)
+{
+    for (unsigned i = 0; i < in->n; i++) {
+        size_t len = strlen(in->names[i]);
+
+        if (strncmp(joined, in->names[i], len) != 0 || joined[len] != (i + 1 < in->n ? '\n' : '\0'))
+            return false;
+        joined += len + 1;
+    }
+    return true;
+}
+
+/* The names joined by '\n', innermost first (elf_symbols_inlined), in the
+ * room reserved; shared with one of the last few ranges that has the same
+ * (a function's pcs go in and out of the same inlined calls). */
+static int add_go_inlined(const struct go_inlined *in, void *userdata)
+{
+    struct elf_symbols *e = userdata;
+    struct esym s = {
+        .addr = in->start, .size = clamp_u32(in->end - in->start), .name = (uint32_t)e->pool.len};
+
+    if (e->ninlined >= e->inlined_cap || e->pool.len > UINT32_MAX)
+        return -E2BIG;
+    for (size_t j = e->ninlined; j > 0 && e->ninlined - j < INLINED_SHARED_LOOKBACK; j--)
+        if (same_inlined(e->pool.data + e->inlined[j - 1].name, in)) {
+            s.name = e->inlined[j - 1].name;
+            e->inlined[e->ninlined++] = s;
+            return 0;
+        }
+    for (unsigned i = 0; i < in->n; i++) {
+        size_t len = strlen(in->names[i]);
+
+        if (len + 1 > e->pool.cap - e->pool.len)
+            return -E2BIG;
+        memcpy(e->pool.data + e->pool.len, in->names[i], len);
+        e->pool.data[e->pool.len + len] = i + 1 < in->n ? '\n' : '\0';
+        e->pool.len += len + 1;
+    }
+    e->inlined[e->ninlined++] = s;
+    return 0;
+}
+
+/* The section that holds addr, or NULL */
+static Elf_Scn *section_at(Elf *elf, uint64_t addr, GElf_Shdr *sh)
+{
+    Elf_Scn *scn = NULL;
+
+    while ((scn = elf_nextscn(elf, scn)))
+        if (gelf_getshdr(scn, sh) && sh->sh_type == SHT_PROGBITS && addr >= sh->sh_addr &&
+            addr - sh->sh_addr < sh->sh_size)
+            return scn;
+    return NULL;
+}
+
+/* Go's inlined calls (go_pclntab_inlined), where the tables read: their
+ * tree is in the section of moduledata.gofunc, moduledata in .noptrdata.
+ * Counted first, to reserve within the budget; a table that does not read,
+ * or that is over the budget, adds none. */
+static int read_go_inlined(Elf *elf, struct elf_symbols *e, const Elf_Data *pclntab,
+                           uint64_t pclntab_addr, Elf_Scn *noptrdata, uint64_t text)
+{
+    Elf_Data *data = noptrdata ? elf_getdata(noptrdata, NULL) : NULL, *tree_data;
+    struct go_funcdata fd = {0};
+    struct go_inlined_count count = {0};
+    GElf_Shdr sh;
+    Elf_Scn *tree;
+    int r;
+
+    if (!data || !data->d_buf ||
+        go_moduledata_gofunc(pclntab->d_buf, pclntab->d_size, pclntab_addr, data->d_buf,
+                             data->d_size, &fd.gofunc) < 0)
+        return 0;
+    tree = section_at(elf, fd.gofunc, &sh);
+    tree_data = tree ? elf_getdata(tree, NULL) : NULL;
+    if (!tree_data || !tree_data->d_buf)
+        return 0;
+    fd = (struct go_funcdata){.data = tree_data->d_buf,
+                              .size = tree_data->d_size,
+                              .addr = sh.sh_addr,
+                              .gofunc = fd.gofunc};
+    r = go_pclntab_inlined(pclntab->d_buf, pclntab->d_size, text, &fd, count_go_inlined, &count);
+    if (r < 0 || count.ranges == 0 || within_budget(e, count.ranges, count.name_bytes) < 0)
+        return 0;
+    r = resize_exact(&e->inlined, &e->inlined_cap, count.ranges, sizeof(*e->inlined));
+    if (r == 0)
+        r = resize_exact(&e->pool.data, &e->pool.cap, e->pool.len + count.name_bytes, 1);
+    if (r == 0)
+        r = go_pclntab_inlined(pclntab->d_buf, pclntab->d_size, text, &fd, add_go_inlined, e);
+    if (r == -ENOMEM)
+        return r;
+    if (r < 0)
+        e->ninlined = 0;
+    return 0;
+}
+
 /* A Go program without .symtab (Debian strips them all): its functions'
  * names from Go's own table (go_pclntab.h). A table that does not read adds
  * nothing (frames stay file+0x...); what it added before it failed is kept. */
 static int read_go_functions(Elf *elf, struct elf_symbols *e)
 {
-    Elf_Scn *scn = NULL, *pclntab = NULL;
-    uint64_t text = 0;
+    Elf_Scn *scn = NULL, *pclntab = NULL, *noptrdata = NULL;
+    uint64_t text = 0, pclntab_addr = 0;
     size_t shstrndx;
     Elf_Data *data;
 
@@ -367,8 +494,11 @@ static int read_go_functions(Elf *elf, struct elf_symbols *e)
 
         if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
             continue;
-        if (strcmp(name, ".gopclntab") == 0 && sh.sh_type == SHT_PROGBITS)
+        if (strcmp(name, ".gopclntab") == 0 && sh.sh_type == SHT_PROGBITS) {
             pclntab = scn;
+            pclntab_addr = sh.sh_addr;
+        } else if (strcmp(name, ".noptrdata") == 0)
+            noptrdata = scn;
         else if (strcmp(name, ".text") == 0)
             text = sh.sh_addr;
     }
@@ -388,6 +518,8 @@ static int read_go_functions(Elf *elf, struct elf_symbols *e)
     }
     if (r == 0)
         r = go_pclntab_functions(data->d_buf, data->d_size, text, add_go_function, e);
+    if (r == 0)
+        r = read_go_inlined(elf, e, data, pclntab_addr, noptrdata, text);
     return r == -ENOMEM ? r : 0;
 }
 
@@ -681,6 +813,16 @@ const char *elf_symbols_lookup(const struct elf_symbols *e, uint64_t vaddr)
             return e->pool.data + s->name;
     }
     return NULL;
+}
+
+const char *elf_symbols_inlined(const struct elf_symbols *e, uint64_t vaddr)
+{
+    size_t i = sorted_count_at_or_below(e->inlined, e->ninlined, sizeof(*e->inlined),
+                                        offsetof(struct esym, addr), vaddr);
+
+    if (i == 0 || vaddr >= esym_end(&e->inlined[i - 1]))
+        return NULL;
+    return e->pool.data + e->inlined[i - 1].name;
 }
 
 size_t elf_symbols_count(const struct elf_symbols *e)

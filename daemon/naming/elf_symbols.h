@@ -50,6 +50,11 @@ int elf_symbols_offset_to_vaddr(const struct elf_symbols *e, uint64_t offset, ui
 /* The function whose [value, value + size) holds vaddr, or NULL. */
 const char *elf_symbols_lookup(const struct elf_symbols *e, uint64_t vaddr);
 
+/* The calls inlined at vaddr (Go's, go_pclntab.h), as their names joined
+ * by '\n', the innermost first; the function that holds them is
+ * elf_symbols_lookup's. NULL where none. */
+const char *elf_symbols_inlined(const struct elf_symbols *e, uint64_t vaddr);
+
 size_t elf_symbols_count(const struct elf_symbols *e);
 
 /* Where the full symbol table of a stripped file lives: a separate debug file

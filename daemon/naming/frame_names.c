@@ -34,6 +34,36 @@ void frame_name_symbol(char *buf, size_t size, const char *symbol)
     write_name(buf, size, "%s", demangled ?: symbol);
 }
 
+void frame_name_inlined(char *buf, size_t size, const char *inlined, const char *symbol)
+{
+    size_t len = strlen(inlined) + 1;
+
+    frame_name_symbol(buf, size, symbol);
+    if (len + strlen(buf) >= size)
+        return;
+    memmove(buf + len, buf, strlen(buf) + 1);
+    memcpy(buf, inlined, len - 1);
+    buf[len - 1] = FRAME_NAMES_SEP;
+}
+
+size_t frame_names_split(char *buf, const char **names, size_t max)
+{
+    size_t n = 0;
+
+    for (char *p = buf, *sep;; p = sep + 1) {
+        /* past max, the innermost go: shift the rest down */
+        if (n == max) {
+            memmove(names, names + 1, (max - 1) * sizeof(*names));
+            n--;
+        }
+        names[n++] = p;
+        sep = strchr(p, FRAME_NAMES_SEP);
+        if (!sep)
+            return n;
+        *sep = '\0';
+    }
+}
+
 void frame_name_in_file(char *buf, size_t size, const char *path, uint64_t offset)
 {
     const char *slash = strrchr(path, '/');

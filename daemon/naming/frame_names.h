@@ -16,6 +16,25 @@
 #define FRAME_NAME_VDSO    "[vdso]"
 #define FRAME_NAME_ANON    "[anon]"
 
+/* One address may stand for several frames: the calls inlined where it lies
+ * (Go's), or frames of an interpreter woven in for one of its own. Their
+ * names are written one after another in the same buffer, separated by
+ * FRAME_NAMES_SEP, the innermost first; the last is the frame of the code
+ * the address lies in, the one its file and offset describe. */
+#define FRAME_NAMES_SEP '\n'
+/* The frames one address stands for, at most: its own, and Go's deepest
+ * inlined calls (GO_INLINE_DEPTH_MAX) */
+#define FRAME_NAMES_MAX 17
+
+/* inlined (names separated by FRAME_NAMES_SEP, innermost first), then
+ * symbol as frame_name_symbol writes it. Where both do not fit, symbol
+ * alone: the frame the address lies in is never cut. */
+void frame_name_inlined(char *buf, size_t size, const char *inlined, const char *symbol);
+
+/* Splits buf, in place, into the names of the frames it holds, innermost
+ * first; returns their count. At most max (> 0): the outermost ones. */
+size_t frame_names_split(char *buf, const char **names, size_t max);
+
 /* A symbol of user code: demangled when mangled. */
 void frame_name_symbol(char *buf, size_t size, const char *symbol);
 

@@ -32,6 +32,43 @@ typedef int (*go_func_fn)(const struct go_func *f, void *userdata);
 int go_pclntab_functions(const uint8_t *data, size_t size, uint64_t text_start, go_func_fn fn,
                          void *userdata);
 
+/* Go's inlined calls, as its own tracebacks and `go tool pprof` show them:
+ * the pcs [start, end) of a function stand for n frames more, the inlined
+ * callees, names[0] the innermost; the function that holds them is not one
+ * of them. Deeper nests are cut to their innermost GO_INLINE_DEPTH_MAX. */
+#define GO_INLINE_DEPTH_MAX 16
+
+struct go_inlined {
+    uint64_t start, end;
+    const char *names[GO_INLINE_DEPTH_MAX]; /* in the table's bytes */
+    unsigned n;
+};
+
+typedef int (*go_inlined_fn)(const struct go_inlined *in, void *userdata);
+
+/* The section of the program that holds the inline trees: its bytes, its
+ * address, and moduledata.gofunc (go_moduledata_gofunc), in it, from where
+ * the trees' offsets count. */
+struct go_funcdata {
+    const uint8_t *data;
+    size_t size;
+    uint64_t addr, gofunc;
+};
+
+/* Calls fn for each range of pcs with inlined calls, in address order, for
+ * the layouts of Go 1.18 on (-EPROTONOSUPPORT before). A function whose tree
+ * does not read (out of the sections) has no ranges; the whole work is
+ * bounded by the table's size (-EBADMSG past it). Returns 0, -EBADMSG,
+ * -EPROTONOSUPPORT or what fn returned. */
+int go_pclntab_inlined(const uint8_t *data, size_t size, uint64_t text_start,
+                       const struct go_funcdata *fd, go_inlined_fn fn, void *userdata);
+
+/* moduledata.gofunc, from the section data[0, size) that holds moduledata
+ * (.noptrdata): found by its first word, the table's address pclntab_addr.
+ * Returns 0, -ENOENT, -EBADMSG or -EPROTONOSUPPORT (layouts before 1.18). */
+int go_moduledata_gofunc(const uint8_t *pclntab, size_t pclntab_size, uint64_t pclntab_addr,
+                         const uint8_t *data, size_t size, uint64_t *ret);
+
 /* The outermost frames of Go's stacks: a goroutine's runtime.goexit, a
  * thread's runtime.mstart, the main thread's runtime.rt0_go. Nothing beyond
  * one is its caller: a frame pointer there still holds what it held before

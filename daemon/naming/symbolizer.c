@@ -13,6 +13,8 @@
 #include "kernel_symbols.h"
 #include "process_images.h"
 
+_Static_assert(GO_INLINE_DEPTH_MAX + 1 <= FRAME_NAMES_MAX, "a frame and its inlined calls, whole");
+
 struct symbolizer {
     struct file_cache *files;
     struct process_images *images; /* hold files of the cache above */
@@ -68,7 +70,7 @@ static int name_file_frame(struct symbolizer *s, const struct image_location *at
 {
     const struct elf_symbols *syms = cached_file_symbols(at->file);
     const struct elf_debug_ref *ref = syms ? elf_symbols_debug_ref(syms) : NULL;
-    const char *name = NULL;
+    const char *name = NULL, *inlined;
 
     if (where)
         frame_where_set(where, at->map->path, at->offset, ref ? ref->build_id : NULL,
@@ -83,7 +85,11 @@ static int name_file_frame(struct symbolizer *s, const struct image_location *at
         return 0;
     }
     s->stats.user_named++;
-    frame_name_symbol(buf, size, name);
+    inlined = at->has_vaddr ? elf_symbols_inlined(syms, at->vaddr) : NULL;
+    if (inlined)
+        frame_name_inlined(buf, size, inlined, name);
+    else
+        frame_name_symbol(buf, size, name);
     return go_function_is_stack_root(name, is_leaf) ? SYMBOLIZER_ROOT : 0;
 }
 

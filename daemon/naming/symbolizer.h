@@ -69,6 +69,8 @@ void symbolizer_begin_pass(struct symbolizer *s);
  * With where non-NULL, also tells where the address looked up lies, so that
  * the name can be checked against another resolver (where->in_file false
  * outside files).
+ * buf may hold the names of several frames (Go's inlined calls), separated
+ * as frame_names.h says: frame_names_split gives them, innermost first.
  * Returns 0 or SYMBOLIZER_ROOT (buf filled), or a negative errno (buf still
  * filled, as "[unknown]"). */
 int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint32_t exec_id, uint64_t ip,

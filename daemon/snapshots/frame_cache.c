@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "frame_names.h"
 #include "frame_where.h"
 
 #define FRAME_MAX 512
@@ -48,6 +49,7 @@ struct frame_cache *frame_cache_free(struct frame_cache *c)
             intern_string_unref(c->in, c->slots[i].f.name);
             intern_string_unref(c->in, c->slots[i].f.offset);
             intern_string_unref(c->in, c->slots[i].f.file);
+            intern_stack_unref(c->in, c->slots[i].f.inlined);
         }
     free(c->slots);
     free(c);
@@ -96,11 +98,29 @@ static int grow(struct frame_cache *c)
     return 0;
 }
 
+/* The frames before the last of names[0, n), as a stack (0 if none). */
+static uint32_t intern_inlined(struct intern *in, const char *const *names, size_t n)
+{
+    uint32_t ids[FRAME_NAMES_MAX], id = 0;
+    size_t i;
+
+    for (i = 0; i + 1 < n; i++)
+        if (!(ids[i] = intern_string(in, names[i])))
+            break;
+    if (i + 1 == n && i > 0)
+        id = intern_stack(in, ids, (uint32_t)i);
+    while (i-- > 0)
+        intern_string_unref(in, ids[i]);
+    return id;
+}
+
 /* Name the frame and intern its strings. */
 static void name(struct frame_cache *c, struct entry *e)
 {
     char text[FRAME_MAX], offset[FRAME_WHERE_TEXT_MAX], file[FRAME_WHERE_TEXT_MAX];
     struct frame_where where = {0};
+    const char *names[FRAME_NAMES_MAX];
+    size_t n;
 
     if (e->kernel) {
         e->f.result = symbolizer_kernel_frame(c->sym, e->ip, e->leaf, text, sizeof(text));
@@ -111,7 +131,9 @@ static void name(struct frame_cache *c, struct entry *e)
         e->f.offset = intern_string(c->in, offset);
         e->f.file = intern_string(c->in, file);
     }
-    e->f.name = intern_string(c->in, text);
+    n = frame_names_split(text, names, FRAME_NAMES_MAX);
+    e->f.inlined = intern_inlined(c->in, names, n);
+    e->f.name = intern_string(c->in, names[n - 1]);
 }
 
 const struct named_frame *frame_cache_get(struct frame_cache *c, pid_t tgid, uint32_t exec_id,

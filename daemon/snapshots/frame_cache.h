@@ -18,10 +18,13 @@
 
 /* A named frame: what naming it returned (0, SYMBOLIZER_SKIP or a negative
  * errno), its name and, for a user frame, where it lies in the ring's two
- * strings (see frame_where.h). String ids, 0 when interning failed. */
+ * strings (see frame_where.h). String ids, 0 when interning failed.
+ * One address may stand for several frames (frame_names.h): inlined is then
+ * an interned stack of the names of those shown before this one, the
+ * innermost first, which lie where it does; 0 for none. */
 struct named_frame {
     int result;
-    uint32_t name, offset, file;
+    uint32_t name, offset, file, inlined;
 };
 
 struct frame_cache;

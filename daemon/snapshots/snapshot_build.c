@@ -62,6 +62,10 @@ struct snapshot_builder {
     size_t left;
 };
 
+/* Frames of one stack as shown: those walked, an unknown last, and the calls
+ * inlined in them (frame_cache.h), as many again at most */
+#define FRAMES_OUT_MAX (2 * OFFCPU_USER_DEPTH + 1)
+
 /* Intern one stack from its frames, named leaf first as walked: root first;
  * which frames it keeps is frame_rule's to say. */
 static struct resolved intern_frames(struct snapshot_builder *b, const struct offcpu_stack *s,
@@ -69,7 +73,7 @@ static struct resolved intern_frames(struct snapshot_builder *b, const struct of
 {
     /* copies: the cache's entries move when it grows, within this loop */
     struct named_frame named[OFFCPU_USER_DEPTH];
-    uint32_t names[OFFCPU_USER_DEPTH + 1], wheres[2 * (OFFCPU_USER_DEPTH + 1)];
+    uint32_t names[FRAMES_OUT_MAX], wheres[2 * FRAMES_OUT_MAX];
     uint32_t unknown[3] = {0}, n = 0, out = 0;
     struct resolved ret = {0};
 
@@ -105,10 +109,22 @@ static struct resolved intern_frames(struct snapshot_builder *b, const struct of
         if (step == FRAME_STEP_LAST)
             break;
     }
-    for (uint32_t i = n; i-- > 0; out++) {
-        names[out] = named[i].name;
-        wheres[2 * out] = named[i].offset;
-        wheres[2 * out + 1] = named[i].file;
+    for (uint32_t i = n; i-- > 0;) {
+        const uint32_t *inlined = NULL;
+        uint32_t ninlined = 0;
+
+        if (named[i].inlined)
+            inlined = intern_stack_get(b->in, named[i].inlined, &ninlined);
+        /* the frames below this one keep their room; inlined calls that do
+         * not fit go, the frame that holds them stays */
+        if (out + 1 + ninlined + i > FRAMES_OUT_MAX)
+            ninlined = 0;
+        /* root first: the frame, then its inlined calls, the innermost last */
+        for (uint32_t j = ninlined + 1; j-- > 0; out++) {
+            names[out] = j == ninlined ? named[i].name : inlined[j];
+            wheres[2 * out] = named[i].offset;
+            wheres[2 * out + 1] = named[i].file;
+        }
     }
     ret.names = intern_stack(b->in, names, out);
     if (!s->kernel)

@@ -688,7 +688,10 @@ def test_postgres_under_pgbench_whole(daemons, tmp_path):
     stacks = [s for s in stacks if not in_execve(s)]
     total = sum(s["total_ns"] for s in stacks)
     whole = sum(s["total_ns"] for s in stacks if reaches_entry(s))
-    assert total and whole >= DWARF_SHARE_MIN * total, \
+    assert total, why(dwarf, stacks)
+    print(f"\npostgres 15 under pgbench: {whole / total:.3f} of off-CPU time in stacks that "
+          "reach an entry")
+    assert whole >= DWARF_SHARE_MIN * total, \
         f"{whole / total:.3f} reach an entry\n{why(dwarf, stacks)}"
     waits = [s for s in stacks if "WaitLatch" in s["user"] and "PostmasterMain" in s["user"]]
     assert any("AuxiliaryProcessMain" in s["user"] for s in waits), heaviest(stacks)
@@ -784,6 +787,31 @@ def load_address(path: Path, offset: int) -> int:
     raise AssertionError(f"{path}: offset {offset:#x} in no PT_LOAD")
 
 
+def assert_named_as_addr2line(daemon, stacks, program):
+    """Every frame of the Go program's own named, 0 bare +0x frames; the function that
+    holds each address as go tool addr2line names it. The calls inlined at an address
+    come after its frame (root first), at the same offset: a run of frames at one
+    offset is the function that holds it, then its inlined calls."""
+    holders, named = set(), set()
+    for s in stacks:
+        last = None
+        for f in s.get("user_frames") or []:
+            if f.get("module") != str(program):
+                last = None
+                continue
+            named.add(f["name"])
+            if f["offset"] != last:
+                holders.add((f["name"], f["offset"]))
+            last = f["offset"]
+    assert holders and not any("+0x" in name for name in named), why(daemon, stacks)
+    addresses = "".join(f"{load_address(program, off):#x}\n" for _, off in sorted(holders))
+    go = subprocess.run(["go", "tool", "addr2line", str(program)], input=addresses,
+                        capture_output=True, text=True, check=True).stdout.splitlines()
+    theirs = dict(zip((off for _, off in sorted(holders)), go[0::2]))
+    assert all(theirs[off] == name for name, off in holders), \
+        sorted((name, theirs[off]) for name, off in holders if theirs[off] != name)
+
+
 def test_go_without_symbols_named_as_go_names_it(daemons, tmp_path):
     """A Go program built by Debian's golang-go with -ldflags=-s -w (no .symtab, no
     DWARF: as Debian ships Go programs): every frame of its own named from .gopclntab,
@@ -792,6 +820,7 @@ def test_go_without_symbols_named_as_go_names_it(daemons, tmp_path):
     dwarf, _ = daemons
     truth = measured(tmp_path, "go_sleeper")
     share, stacks = entry_share(dwarf, truth["pid"])
+    print(f"\ngo_sleeper: {share:.3f} of off-CPU time in stacks that reach an entry")
     assert share >= DWARF_SHARE_MIN, why(dwarf, stacks)
     # and not past the outermost: what a frame pointer gives beyond them is no caller;
     # nor, as callers, past the stack switches: beyond mcall is the goroutine it parked
@@ -802,21 +831,31 @@ def test_go_without_symbols_named_as_go_names_it(daemons, tmp_path):
                    for s in stacks), why(dwarf, stacks)
     parked = [s for s in stacks if "runtime.park_m" in s["user"]]
     assert parked and all(s["user"][0] == "runtime.mcall" for s in parked), why(dwarf, parked)
-    program = tmp_path / "go_sleeper"
-    frames = {(f["name"], f["offset"]) for s in stacks for f in s.get("user_frames") or []
-              if f.get("module") == str(program)}
-    assert frames and not any("+0x" in name for name, _ in frames), why(dwarf, stacks)
-    addresses = "".join(f"{load_address(program, off):#x}\n" for _, off in sorted(frames))
-    go = subprocess.run(["go", "tool", "addr2line", str(program)], input=addresses,
-                        capture_output=True, text=True, check=True).stdout.splitlines()
-    theirs = dict(zip((off for _, off in sorted(frames)), go[0::2]))
-    assert all(theirs[off] == name for name, off in frames), \
-        sorted((name, theirs[off]) for name, off in frames if theirs[off] != name)
+    assert_named_as_addr2line(dwarf, stacks, tmp_path / "go_sleeper")
 
     main = ["runtime.goexit", "runtime.main", "main.main", "main.sleepLoop", "main.sleepOnce10ms",
             "syscall.Nanosleep"]
     whole = sum(s["total_ns"] for s in stacks
                 if s["user"][:len(main)] == main and "do_nanosleep" in s["kernel"])
+    assert within(whole, truth["nanosleep_ns"], 0.03), (whole, truth, why(dwarf, stacks))
+
+
+def test_go_inlined_calls_as_go_expands_them(daemons, tmp_path):
+    """A Go program (no symbols) whose blocking call is reached through calls the
+    compiler inlined: one address of it stands for several frames, named as the program
+    itself names them (runtime.CallersFrames, which expands inlined calls) and as go tool
+    pprof shows them, the inlined callees after the function that holds them; the
+    holders as go tool addr2line names them; its sleeps, whole, under that stack."""
+    dwarf, _ = daemons
+    truth = measured(tmp_path, "go_inlined")
+    share, stacks = entry_share(dwarf, truth["pid"])
+    print(f"\ngo_inlined: {share:.3f} of off-CPU time in stacks that reach an entry")
+    assert share >= DWARF_SHARE_MIN, why(dwarf, stacks)
+    assert_named_as_addr2line(dwarf, stacks, tmp_path / "go_inlined")
+    theirs = truth["frames"][::-1]  # root first, as ours
+    assert {"main.innerInlined", "main.middleInlined", "main.outerInlined"} <= set(theirs), theirs
+    whole = sum(s["total_ns"] for s in stacks
+                if s["user"][:len(theirs)] == theirs and "do_nanosleep" in s["kernel"])
     assert within(whole, truth["nanosleep_ns"], 0.03), (whole, truth, why(dwarf, stacks))
 
 

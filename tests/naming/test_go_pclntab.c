@@ -4,7 +4,9 @@
  * here as Go's linker lays it out: every function back with its range and
  * name. Then what a hostile file may hold instead: counts and offsets out of
  * the section, functions out of order, names without an end, an unknown
- * version; refused, never read past the section.
+ * version; refused, never read past the section. And the inline trees of
+ * Go 1.18 on: the calls inlined at a pc, innermost first; a tree that loops,
+ * or lies past its section, cut, never read past.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -126,6 +128,125 @@ static int stop_at_first(const struct go_func *f, void *userdata)
     return -ECANCELED;
 }
 
+/* Go 1.18 on: main.main (funcs[1]) gets an inline tree. Its pcs
+ * [0x60, 0x80) stand for an inlined runtime.text, [0x80, 0xa0) for a
+ * main.(*server).wait inlined there in turn; its record moves to the
+ * table's end, with its pc-value table (from the table's start: the header's
+ * pctab offset is 0) and its tree (gofunc: the table's start too). Returns
+ * the tree's offset. */
+static size_t add_inline_tree(struct table *t, uint32_t magic)
+{
+    static const uint8_t pcvalues[] = {0x00, 0x20, 0x02, 0x20, 0x02, 0x20, 0x03, 0xa0, 0x02, 0x00};
+    bool go120 = magic == 0xfffffff1;
+    unsigned fixed = go120 ? 44 : 40, entry_size = go120 ? 16 : 20, name_at = go120 ? 4 : 12;
+    size_t pcln = 0, funcdata, rec, table, tree;
+    uint32_t name_off[NFUNCS];
+
+    for (unsigned i = 0; i < 8; i++)
+        pcln |= (size_t)t->b[8 + 7 * 8 + i] << (8 * i);
+    funcdata = pcln + (NFUNCS + 1) * 2 * 4;
+    for (size_t i = 0; i < NFUNCS; i++)
+        memcpy(&name_off[i], t->b + funcdata + i * 16 + 4, 4);
+    rec = (t->n + 7) & ~(size_t)7;
+    put(t, pcln + 1 * 2 * 4 + 4, rec - pcln, 4);
+    put(t, rec, funcs[1].entry, 4);
+    put(t, rec + 4, name_off[1], 4);
+    put(t, rec + 28, 3, 4);    /* npcdata */
+    t->b[rec + fixed - 1] = 4; /* nfuncdata */
+    table = rec + fixed + 3 * 4 + 4 * 4;
+    tree = table + sizeof(pcvalues);
+    put(t, rec + fixed + 2 * 4, table, 4);
+    for (unsigned i = 0; i < 3; i++)
+        put(t, rec + fixed + 3 * 4 + i * 4, 0xffffffff, 4);
+    put(t, rec + fixed + 3 * 4 + 3 * 4, tree, 4);
+    memcpy(t->b + table, pcvalues, sizeof(pcvalues));
+    /* 0: runtime.text, called at main.main's entry; 1: wait, called at 0x60 */
+    put(t, tree + name_at, name_off[0], 4);
+    put(t, tree + name_at + 4, 0, 4);
+    put(t, tree + entry_size + name_at, name_off[2], 4);
+    put(t, tree + entry_size + name_at + 4, 0x20, 4);
+    return tree;
+}
+
+struct inlined_seen {
+    size_t n;
+    bool right;
+    unsigned deepest;
+};
+
+static int check_inlined(const struct go_inlined *in, void *userdata)
+{
+    struct inlined_seen *s = userdata;
+    bool first = s->n == 0;
+
+    s->right &= s->n < 2 && in->start == TEXT + (first ? 0x60 : 0x80) &&
+                in->end == in->start + 0x20 && in->n == (first ? 1u : 2u) &&
+                strcmp(in->names[in->n - 1], funcs[0].name) == 0 &&
+                (first || strcmp(in->names[0], funcs[2].name) == 0);
+    s->n++;
+    return 0;
+}
+
+static int count_deepest(const struct go_inlined *in, void *userdata)
+{
+    struct inlined_seen *s = userdata;
+
+    s->n++;
+    if (in->n > s->deepest)
+        s->deepest = in->n;
+    return 0;
+}
+
+static void check_inline_trees(uint32_t magic, const char *go)
+{
+    struct table t, bad;
+    struct inlined_seen s = {.right = true};
+    struct go_funcdata fd;
+    size_t tree;
+    bool cuts = true;
+    int r;
+
+    build(&t, magic, true);
+    tree = add_inline_tree(&t, magic);
+    fd = (struct go_funcdata){.data = t.b, .size = t.n, .addr = 0x1000, .gofunc = 0x1000};
+    r = go_pclntab_inlined(t.b, t.n, TEXT, &fd, check_inlined, &s);
+    CHECK(r == 0 && s.n == 2 && s.right, "Go %s: inlined calls, innermost first (%d, %zu)", go, r,
+          s.n);
+    /* every cut of the table and of the tree's section: within them, never past */
+    for (size_t n = 0; n < t.n; n++) {
+        uint8_t *copy = malloc(n ? n : 1);
+        struct go_funcdata cut = fd;
+
+        memcpy(copy, t.b, n);
+        s = (struct inlined_seen){0};
+        r = go_pclntab_inlined(copy, n, TEXT, &fd, count_deepest, &s);
+        cuts &= r == -EBADMSG || s.n <= 2;
+        cut.data = copy;
+        cut.size = n;
+        r = go_pclntab_inlined(t.b, t.n, TEXT, &cut, count_deepest, &s);
+        cuts &= r == 0;
+        free(copy);
+    }
+    CHECK(cuts, "Go %s: each of the %zu cuts of the table, of the tree: read within", go, t.n);
+    /* a call site inlined in itself: a tree without end is cut */
+    bad = t;
+    put(&bad, tree + (magic == 0xfffffff1 ? 16 + 8 : 20 + 16), 0x40, 4);
+    fd.data = bad.b;
+    s = (struct inlined_seen){0};
+    r = go_pclntab_inlined(bad.b, bad.n, TEXT, &fd, count_deepest, &s);
+    CHECK(r == 0 && s.deepest == GO_INLINE_DEPTH_MAX, "Go %s: a looping tree cut at %u (%u)", go,
+          GO_INLINE_DEPTH_MAX, s.deepest);
+    /* its index past the tree's section */
+    bad = t;
+    fd = (struct go_funcdata){.data = bad.b, .size = tree + 10, .addr = 0x1000, .gofunc = 0x1000};
+    s = (struct inlined_seen){0};
+    r = go_pclntab_inlined(bad.b, bad.n, TEXT, &fd, count_deepest, &s);
+    CHECK(r == 0 && s.n == 0, "Go %s: a tree past its section: no inlined calls", go);
+    fd.gofunc = 0x1000 + tree + 11;
+    r = go_pclntab_inlined(bad.b, bad.n, TEXT, &fd, count_deepest, &s);
+    CHECK(r == 0 && s.n == 0, "Go %s: gofunc past the section: no inlined calls", go);
+}
+
 int main(void)
 {
     static const struct {
@@ -154,6 +275,12 @@ int main(void)
         }
         CHECK(cuts, "Go %s: each of its %zu cuts refused", layouts[i].go, t.n);
     }
+    check_inline_trees(0xfffffff0, "1.18");
+    check_inline_trees(0xfffffff1, "1.20");
+    build(&t, 0xfffffffa, true);
+    CHECK(go_pclntab_inlined(t.b, t.n, TEXT, &(struct go_funcdata){0}, check_inlined, &s) ==
+              -EPROTONOSUPPORT,
+          "Go 1.16: its tree's addresses are not read");
     build(&t, 0xfffffff1, false);
     CHECK(read_table(&t, &s) == 0 && s.right, "Go 1.20, text start left to a relocation: .text's");
 
