@@ -9,12 +9,27 @@ import subprocess
 
 import pytest
 
-from conftest import OFFCPUCTL, WORKLOADS, workload_in
+from conftest import OFFCPUCTL, WORKLOADS
 from test_access import MEMBER, as_user, group_daemon, users  # noqa: F401 (fixtures)
 
 
 def why(d, *args):
     return json.loads(d.ctl("--json", "why", "--since", "60s", *args).stdout)
+
+
+def rows_settled(d, timeout=20.0):
+    """Wait until the daemon has read no new file for half a second."""
+    import time
+    deadline = time.monotonic() + timeout
+    last, since = None, time.monotonic()
+    while time.monotonic() < deadline:
+        read = json.loads(d.ctl("--json", "status").stdout)["unwind_files_read"]
+        if read != last:
+            last, since = read, time.monotonic()
+        elif time.monotonic() - since >= 0.5:
+            return
+        time.sleep(0.1)
+    raise AssertionError("the daemon kept reading files")
 
 
 def finish(proc):
@@ -94,7 +109,16 @@ def test_svg_draws_the_chain(checkpoint, tmp_path):
 def test_three_hops_followed_to_the_io(start_daemon, tmp_path, monkeypatch, fresh_cgroup):
     d = start_daemon("--interval", "200ms")
     monkeypatch.chdir(tmp_path)
-    proc, _ = workload_in(fresh_cgroup, "wake_chain")
+    proc = subprocess.Popen([str(WORKLOADS / "wake_chain"), "--wait-stdin"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    pid = int(proc.stdout.readline().split()[1])
+    (fresh_cgroup / "cgroup.procs").write_text(f"{pid}\n")
+    # A waker's stack is walked once, at the wakeup, and never resumed: wakeups before the
+    # program's rows arrive stay short. Start the chain once the daemon has read its files,
+    # as for a server that has been running a while.
+    rows_settled(d)
+    proc.stdin.write("go\n")
+    proc.stdin.flush()
     truth = finish(proc)
     reply = why(d, "--tid", str(truth["reader_tid"]))
     chain = reply["chains"][0]
