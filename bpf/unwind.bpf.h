@@ -454,6 +454,18 @@ static __always_inline bool rows_may_come(__u32 tgid)
     return p && p->asked == OFFCPU_UNWIND_ASKED;
 }
 
+/* How long after its reading a table is taken to know all of the process's
+ * code. Code mapped since is found by VMA or as recorded at its mmap; code
+ * those miss (JIT code made executable by mprotect) waits that long at most
+ * for its frames: the next walk through it asks for the table again. */
+#define TABLE_TRUSTED_NS (1000ULL * 1000 * 1000)
+
+static __always_inline bool table_trusted(const struct offcpu_unwind_process *proc)
+{
+    return proc->asked == OFFCPU_UNWIND_IDLE &&
+           bpf_ktime_get_ns() - proc->read_ns < TABLE_TRUSTED_NS;
+}
+
 /* Ask the daemon to read the process's table again: once, until it has. */
 static __always_inline void ask_for_table(struct walk *w, struct offcpu_unwind_process *proc)
 {
@@ -635,9 +647,19 @@ __noinline int unwind_frame(struct walk *w, __u32 i)
     if (w->has_table)
         proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
     if (!proc || !mapping_of(proc, at, m)) {
+        bool known = mapping_without_table(w, at, m);
+
+        /* A return address in no code of a process whose table was just read
+         * is no frame (a frame pointer of code built without them): the
+         * stack ends there, whole, and asking for the table again would only
+         * read the same (once for every walk: the stack was never reused). */
+        if (!known && i > 0 && proc && table_trusted(proc)) {
+            w->end = WALK_NO_TABLE;
+            return STEP_STOP;
+        }
         if (proc)
             ask_for_table(w, proc);
-        if (!mapping_without_table(w, at, m)) {
+        if (!known) {
             w->end = WALK_NO_TABLE;
             w->unknown = true;
             if (!w->stopped) {
