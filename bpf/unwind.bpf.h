@@ -454,16 +454,13 @@ static __always_inline bool rows_may_come(__u32 tgid)
     return p && p->asked == OFFCPU_UNWIND_ASKED;
 }
 
-/* How long after its reading a table is taken to know all of the process's
- * code. Code mapped since is found by VMA or as recorded at its mmap; code
- * those miss (JIT code made executable by mprotect) waits that long at most
- * for its frames: the next walk through it asks for the table again. */
-#define TABLE_TRUSTED_NS (1000ULL * 1000 * 1000)
+/* How often at most a walk has a table read again for a return address in
+ * none of its code (see unwind_frame). */
+#define TABLE_REREAD_NS (1000ULL * 1000 * 1000)
 
-static __always_inline bool table_trusted(const struct offcpu_unwind_process *proc)
+static __always_inline bool table_outdated(const struct offcpu_unwind_process *proc)
 {
-    return proc->asked == OFFCPU_UNWIND_IDLE &&
-           bpf_ktime_get_ns() - proc->read_ns < TABLE_TRUSTED_NS;
+    return bpf_ktime_get_ns() - proc->read_ns >= TABLE_REREAD_NS;
 }
 
 /* Ask the daemon to read the process's table again: once, until it has. */
@@ -649,11 +646,16 @@ __noinline int unwind_frame(struct walk *w, __u32 i)
     if (!proc || !mapping_of(proc, at, m)) {
         bool known = mapping_without_table(w, at, m);
 
-        /* A return address in no code of a process whose table was just read
-         * is no frame (a frame pointer of code built without them): the
-         * stack ends there, whole, and asking for the table again would only
-         * read the same (once for every walk: the stack was never reused). */
-        if (!known && i > 0 && proc && table_trusted(proc)) {
+        /* A return address in no code of a process whose table is read is
+         * no frame (a frame pointer of code built without them): the stack
+         * ends there, whole. Code mapped since the table was read is found
+         * by VMA or as recorded at its mmap, and has the table read again;
+         * code those miss (JIT code made executable by mprotect) once a
+         * second at most: before, every walk through such an address had the
+         * whole table read again, and its stack was never reused. */
+        if (!known && i > 0 && proc && proc->asked != OFFCPU_UNWIND_FULL) {
+            if (table_outdated(proc))
+                ask_for_table(w, proc);
             w->end = WALK_NO_TABLE;
             return STEP_STOP;
         }
