@@ -188,6 +188,9 @@ struct offcpu_unwind_process {
      * of the process that started (boot time, ns) in [started_from,
      * started_to): not of another that reused its pid. */
     __u64 started_from, started_to;
+    /* When the daemon began reading the mappings (CLOCK_MONOTONIC ns): how
+     * old the table is (see unwind_frame). */
+    __u64 read_ns;
     struct offcpu_unwind_mapping maps[OFFCPU_UNWIND_MAPPINGS_MAX];
 };
 

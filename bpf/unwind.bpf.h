@@ -98,6 +98,10 @@ struct walk {
     __u32 end;       /* enum walk_end */
     __u32 bp_known;  /* bp holds the caller's rbp */
     __u32 has_table; /* the process's table is of this address space */
+    /* ...and knows all of the process's code, as far as the walk can tell
+     * (no code mapped since, no mappings left out): an address in none of it
+     * is no frame (see unwind_frame) */
+    __u32 table_whole;
     __u32 vma_tried; /* bpf_find_vma was called: once per program run, or it fails */
     __u32 unknown;   /* an address was in no code the walk knew: the stack may be incomplete */
     __u32 tid;
@@ -296,13 +300,20 @@ static __always_inline void find_exe(struct walk *w)
                         f->seg_vaddr, &w->exe);
 }
 
-/* bpf_find_vma's callback: the mapping at the address, if its file has rows. */
+#define VMA_EXEC 0x4 /* VM_EXEC: a macro, not in BTF */
+
+/* bpf_find_vma's callback: the mapping at the address, if its file has rows;
+ * if code without rows, its addresses only (row_count 0). */
 static long vma_mapping(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
 {
     struct offcpu_unwind_mapping *found = ctx;
     struct offcpu_unwind_file *f;
     __u64 offset;
 
+    if (BPF_CORE_READ(vma, vm_flags) & VMA_EXEC) {
+        found->start = vma->vm_start;
+        found->end = vma->vm_end;
+    }
     if (!vma->vm_file)
         return 0;
     f = file_rows(BPF_CORE_READ(vma, vm_file, f_inode, i_sb, s_dev),
@@ -352,6 +363,7 @@ struct mapped_code {
     __u64 mm; /* the address space the entries are of: reset at exec */
     __u32 n;  /* slots taken (may exceed MAPPED_MAX: those were not kept) */
     __u32 pad;
+    __u64 code_mapped_ns; /* the last code mapped, rows or not (bpf_ktime_get_ns) */
     struct offcpu_unwind_mapping maps[MAPPED_MAX];
 };
 
@@ -379,8 +391,8 @@ static __always_inline void remember_mapping(__u32 tgid, __u64 mm, __u64 addr)
     __u32 zero = 0, n;
 
     bpf_find_vma(bpf_get_current_task_btf(), addr, vma_mapping, &found, 0);
-    if (!found.row_count)
-        return;
+    if (!found.end)
+        return; /* no code */
     m = bpf_map_lookup_elem(&unwind_mapped, &tgid);
     if (!m || m->mm != mm) {
         /* a new process, or an exec: the entries of the old image go */
@@ -392,6 +404,9 @@ static __always_inline void remember_mapping(__u32 tgid, __u64 mm, __u64 addr)
             return;
         m->mm = mm;
     }
+    m->code_mapped_ns = bpf_ktime_get_ns();
+    if (!found.row_count)
+        return;
     n = __sync_fetch_and_add(&m->n, 1);
     if (n < MAPPED_MAX)
         m->maps[n] = found;
@@ -454,6 +469,26 @@ static __always_inline bool rows_may_come(__u32 tgid)
     return p && p->asked == OFFCPU_UNWIND_ASKED;
 }
 
+/* Has the process mapped code since its table was read (as far as on_mmap
+ * saw)? Then an address in none of its table's code may be in that. */
+static __always_inline bool code_mapped_since(const struct walk *w,
+                                              const struct offcpu_unwind_process *proc)
+{
+    __u32 tgid = w->tgid; /* a key on the stack: 6.1's verifier takes no other */
+    struct mapped_code *m = bpf_map_lookup_elem(&unwind_mapped, &tgid);
+
+    return m && m->mm == w->mm && m->code_mapped_ns >= proc->read_ns;
+}
+
+/* How often at most a walk has a table read again for a return address in
+ * none of its code (see unwind_frame). */
+#define TABLE_REREAD_NS (1000ULL * 1000 * 1000)
+
+static __always_inline bool table_outdated(const struct offcpu_unwind_process *proc)
+{
+    return bpf_ktime_get_ns() - proc->read_ns >= TABLE_REREAD_NS;
+}
+
 /* Ask the daemon to read the process's table again: once, until it has. */
 static __always_inline void ask_for_table(struct walk *w, struct offcpu_unwind_process *proc)
 {
@@ -492,8 +527,10 @@ static __always_inline bool has_table(struct walk *w)
     }
     /* (the empty table standing for one asked for is no table: code it does
      * not know is followed by frame pointer meanwhile) */
-    if (p->mm == w->mm)
+    if (p->mm == w->mm) {
+        w->table_whole = p->n > 0 && p->asked != OFFCPU_UNWIND_FULL && !code_mapped_since(w, p);
         return p->n > 0;
+    }
     /* an exec, or another process with a reused pid */
     if (__sync_lock_test_and_set(&p->asked, OFFCPU_UNWIND_ASKED) != OFFCPU_UNWIND_ASKED)
         request_table(w->tgid, w->exec_id, w->mm);
@@ -635,9 +672,27 @@ __noinline int unwind_frame(struct walk *w, __u32 i)
     if (w->has_table)
         proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
     if (!proc || !mapping_of(proc, at, m)) {
+        bool known = mapping_without_table(w, at, m);
+
+        /* looked up again: kept across the lookup above, it took more stack
+         * than 6.1's verifier lets the walk's calls have together */
+        proc = w->has_table ? bpf_map_lookup_elem(&unwind_procs, &tgid) : NULL;
+        /* A return address in no code of a process whose table is read is
+         * no frame (a frame pointer of code built without them): the stack
+         * ends there, whole. Unless code was mapped since the table was
+         * read: then the table is read again, and the walk is short until it
+         * is. Code made executable by mprotect (JIT code) has it read again
+         * once a second at most. Before, every walk through such an address
+         * had the whole table read again, and its stack was never reused. */
+        if (!known && i > 0 && w->table_whole) {
+            if (proc && table_outdated(proc))
+                ask_for_table(w, proc);
+            w->end = WALK_NO_TABLE;
+            return STEP_STOP;
+        }
         if (proc)
             ask_for_table(w, proc);
-        if (!mapping_without_table(w, at, m)) {
+        if (!known) {
             w->end = WALK_NO_TABLE;
             w->unknown = true;
             if (!w->stopped) {

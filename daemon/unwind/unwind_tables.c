@@ -401,6 +401,8 @@ int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm)
     struct proc_maps maps = {0};
     struct table_proc *p;
     size_t nfiles = 0, i;
+    /* before the reading: code mapped meanwhile may be missing from it */
+    int64_t read_ns = clock_ns(CLOCK_MONOTONIC);
     bool found;
     int r;
 
@@ -418,7 +420,7 @@ int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm)
         proc_maps_done(&maps);
         return -ENOMEM;
     }
-    *v = (struct offcpu_unwind_process){.mm = mm};
+    *v = (struct offcpu_unwind_process){.mm = mm, .read_ns = (__u64)read_ns};
     if (!mm) {
         r = process_start(pid, &v->started_from, &v->started_to);
         if (r < 0) {
