@@ -213,6 +213,11 @@ static json_t *parse_filters(struct daemon *d, json_t *params, struct query *q, 
     if (!get_id(params, "tid", &q->tid))
         return vl_invalid_parameter("tid");
     q->min_total_ns = get_int(params, "min_total_ns", &v) && v > 0 ? (uint64_t)v : 0;
+    if (get_int(params, "min_wait_ns", &v)) {
+        if (v < 0)
+            return vl_invalid_parameter("min_wait_ns");
+        q->min_wait_ns = (uint64_t)v;
+    }
     q->histograms = json_is_true(json_object_get(params, "histograms"));
     if ((err = parse_comm(params, q)))
         return err;
@@ -674,7 +679,7 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
 /* And which window: all but Stuck, which is about now. */
 #define SELECTION_PARAMS                                                                           \
     WHO_PARAMS, {"since_ns", VL_INT, false}, {"until_ns", VL_INT, false},                          \
-    {"start_ns", VL_INT, false}, {"end_ns", VL_INT, false}
+    {"start_ns", VL_INT, false}, {"end_ns", VL_INT, false}, {"min_wait_ns", VL_INT, false}
 /* clang-format on */
 
 static const struct vl_param dump_params[] = {

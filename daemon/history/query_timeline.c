@@ -58,6 +58,7 @@ static void add_snapshot(const struct ring *r, const struct query *q, const stru
 
     for (uint32_t i = 0; i < snap->n; i++) {
         const struct record *rec = &snap->records[i];
+        struct waits w;
 
         if (!query_record_matches(r, q, rec))
             continue;
@@ -65,7 +66,9 @@ static void add_snapshot(const struct ring *r, const struct query *q, const stru
             res->withheld++;
             continue;
         }
-        by_state[state_index(rec->state)] += rec->total_ns;
+        if (!query_record_waits(r, q, rec, &w))
+            continue;
+        by_state[state_index(rec->state)] += w.total_ns;
         res->records++;
     }
     for (size_t s = 0; s < TIMELINE_STATES; s++)
