@@ -2,6 +2,7 @@
 #include "query.h"
 #include "array.h"
 #include "cgroup_unit.h"
+#include "macro.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -42,7 +43,7 @@ bool query_record_waits(const struct ring *r, const struct query *q, const struc
 
     if (q->min_wait_ns && rec->hist)
         histogram_add_text(&h, intern_string_get(&r->intern, rec->hist));
-    return min_wait_of(rec, rec->hist ? &h : NULL, q->min_wait_ns, w);
+    return min_wait_of(rec, rec->hist ? &h : NULL, q->min_wait_ns, false, w);
 }
 
 bool query_snapshot_in_window(const struct query *q, const struct snapshot *s)
@@ -161,9 +162,46 @@ static int collect_wakes(const struct ring *r, const struct query *q, struct que
     return 0;
 }
 
-static int collect(const struct ring *r, const struct query *q, struct query_result *res)
+int query_records(const struct ring *r, const struct query *q, struct min_wait_item **items,
+                  size_t *n, size_t *withheld)
 {
     size_t cap = 0;
+
+    *items = NULL;
+    *n = 0;
+    for (size_t s = 0; s < r->n; s++) {
+        const struct snapshot *snap = r->snaps[s];
+
+        if (!query_snapshot_in_window(q, snap))
+            continue;
+        for (uint32_t i = 0; i < snap->n; i++) {
+            const struct record *rec = &snap->records[i];
+
+            if (!query_record_matches(r, q, rec))
+                continue;
+            if (q->uid >= 0 && rec->uid != q->uid) {
+                ++*withheld;
+                continue;
+            }
+            if (array_reserve(items, &cap, *n + 1, sizeof(**items), 1024) < 0)
+                return -ENOMEM;
+            (*items)[(*n)++] = (struct min_wait_item){
+                .rec = rec,
+                .snapshot = s,
+                .w = {rec->total_ns, rec->runq_ns, rec->count},
+                .kept = true,
+            };
+        }
+    }
+    if (q->min_wait_ns)
+        min_wait_decide(*items, *n, &r->intern, q->min_wait_ns);
+    return 0;
+}
+
+static int collect(const struct ring *r, const struct query *q, struct query_result *res)
+{
+    _cleanup_free_ struct min_wait_item *items = NULL;
+    size_t cap = 0, n = 0;
 
     for (size_t s = 0; s < r->n; s++) {
         const struct snapshot *snap = r->snaps[s];
@@ -171,27 +209,19 @@ static int collect(const struct ring *r, const struct query *q, struct query_res
         if (!query_snapshot_in_window(q, snap))
             continue;
         query_cover(&res->start_ns, &res->end_ns, &res->snapshots, snap);
-        if (q->group_by & QUERY_WAKERS) {
-            if (collect_wakes(r, q, res, snap, &cap) < 0)
-                return -ENOMEM;
+        if (q->group_by & QUERY_WAKERS && collect_wakes(r, q, res, snap, &cap) < 0)
+            return -ENOMEM;
+    }
+    if (q->group_by & QUERY_WAKERS)
+        return 0;
+    if (query_records(r, q, &items, &n, &res->withheld) < 0)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        if (!items[i].kept)
             continue;
-        }
-        for (uint32_t i = 0; i < snap->n; i++) {
-            const struct record *rec = &snap->records[i];
-            struct waits w;
-
-            if (!query_record_matches(r, q, rec))
-                continue;
-            if (q->uid >= 0 && rec->uid != q->uid) {
-                res->withheld++;
-                continue;
-            }
-            if (!query_record_waits(r, q, rec, &w))
-                continue;
-            if (array_reserve(&res->rows, &cap, res->n + 1, sizeof(*res->rows), 1024) < 0)
-                return -ENOMEM;
-            row_from_record(&res->rows[res->n++], rec, q, &w);
-        }
+        if (array_reserve(&res->rows, &cap, res->n + 1, sizeof(*res->rows), 1024) < 0)
+            return -ENOMEM;
+        row_from_record(&res->rows[res->n++], items[i].rec, q, &items[i].w);
     }
     return 0;
 }
