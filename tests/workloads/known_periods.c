@@ -8,8 +8,8 @@
  *   known_periods [--wait-stdin] [--long N]
  *
  * Each thread runs about N * 1.5 s. At exit one JSON line on stdout gives
- * the pid, each thread's tid, and the number of long (1.5 s) and short
- * (100 ms) sleeps each made.
+ * the pid, each thread's tid, the number of long (1.5 s) and short
+ * (100 ms) sleeps each made, and the long ones' time as measured.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -27,16 +27,28 @@ struct sleeper {
     pthread_t id;
     int tid;
     int longs, shorts;
+    long long long_ns; /* the long sleeps as measured: a loaded host oversleeps */
 };
 
 static int long_sleeps = 3;
 
-static void sleep_ns(long long ns)
+static long long now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * NS_PER_S + ts.tv_nsec;
+}
+
+/* Returns how long it slept. */
+static long long sleep_ns(long long ns)
 {
     struct timespec ts = {ns / NS_PER_S, ns % NS_PER_S};
+    long long start = now_ns();
 
     while (nanosleep(&ts, &ts) != 0)
         ;
+    return now_ns() - start;
 }
 
 NOINLINE static void wait_100ms(void)
@@ -45,16 +57,20 @@ NOINLINE static void wait_100ms(void)
     __asm__ volatile("" ::: "memory"); /* keep this frame: no tail call */
 }
 
-NOINLINE static void wait_1500ms(void)
+NOINLINE static long long wait_1500ms(void)
 {
-    sleep_ns(LONG_NS);
+    long long slept = sleep_ns(LONG_NS);
+
     __asm__ volatile("" ::: "memory");
+    return slept;
 }
 
-NOINLINE static void wait_mixed(long long ns)
+NOINLINE static long long wait_mixed(long long ns)
 {
-    sleep_ns(ns);
+    long long slept = sleep_ns(ns);
+
     __asm__ volatile("" ::: "memory");
+    return slept;
 }
 
 static void *short_main(void *arg)
@@ -73,7 +89,7 @@ static void *long_main(void *arg)
 
     s->tid = (int)syscall(SYS_gettid);
     for (; s->longs < long_sleeps; s->longs++)
-        wait_1500ms();
+        s->long_ns += wait_1500ms();
     return NULL;
 }
 
@@ -84,7 +100,7 @@ static void *mixed_main(void *arg)
 
     s->tid = (int)syscall(SYS_gettid);
     for (; s->longs < long_sleeps; s->longs++) {
-        wait_mixed(LONG_NS);
+        s->long_ns += wait_mixed(LONG_NS);
         if (s->longs + 1 < long_sleeps) {
             wait_mixed(SHORT_NS);
             s->shorts++;
@@ -109,8 +125,9 @@ int main(int argc, char **argv)
     for (int i = 0; i < 3; i++)
         pthread_join(s[i].id, NULL);
     printf("{\"pid\": %d, \"short_tid\": %d, \"shorts\": %d, \"long_tid\": %d, \"longs\": %d, "
-           "\"mixed_tid\": %d, \"mixed_longs\": %d, \"mixed_shorts\": %d}\n",
-           (int)getpid(), s[0].tid, s[0].shorts, s[1].tid, s[1].longs, s[2].tid, s[2].longs,
-           s[2].shorts);
+           "\"long_ns\": %lld, \"mixed_tid\": %d, \"mixed_longs\": %d, \"mixed_shorts\": %d, "
+           "\"mixed_long_ns\": %lld}\n",
+           (int)getpid(), s[0].tid, s[0].shorts, s[1].tid, s[1].longs, s[1].long_ns, s[2].tid,
+           s[2].longs, s[2].shorts, s[2].long_ns);
     return 0;
 }
