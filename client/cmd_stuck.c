@@ -33,8 +33,11 @@ static int stuck_option(int c, const char *arg, struct query *q)
         return EXIT_OK;
     case 'S':
     case 'U':
+    case 'W':
         return usage_error("%s does not apply to stuck, which is about now (use --min)",
-                           c == 'S' ? "--since" : "--until");
+                           c == 'S'   ? "--since"
+                           : c == 'U' ? "--until"
+                                      : "--min-wait");
     default:
         return -ENOENT;
     }

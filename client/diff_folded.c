@@ -31,12 +31,13 @@ static int by_stack(const void *a, const void *b)
     return strcmp(((const struct side_stack *)a)->stack, ((const struct side_stack *)b)->stack);
 }
 
-static int by_growth(const void *a, const void *b)
+/* Largest change first, grown or shrunk: what moved is what a diff is read for. */
+static int by_change(const void *a, const void *b)
 {
     const struct side_stack *x = a, *y = b;
-    double gx = x->us_per_s[1] - x->us_per_s[0], gy = y->us_per_s[1] - y->us_per_s[0];
+    double cx = fabs(x->us_per_s[1] - x->us_per_s[0]), cy = fabs(y->us_per_s[1] - y->us_per_s[0]);
 
-    return gx < gy ? 1 : gx > gy ? -1 : by_stack(a, b);
+    return cx < cy ? 1 : cx > cy ? -1 : by_stack(a, b);
 }
 
 static void diff_done(struct diff *d)
@@ -95,6 +96,8 @@ int diff_folded_write(FILE *f, const json_t *before, const json_t *after)
     struct diff d;
     int r = diff_make(&d, before, after), lines = 0;
 
+    if (r == 0)
+        qsort(d.rows, d.n, sizeof(*d.rows), by_change);
     for (size_t i = 0; r == 0 && i < d.n; i++) {
         long long b = llround(d.rows[i].us_per_s[0]), a = llround(d.rows[i].us_per_s[1]);
 
@@ -113,7 +116,7 @@ json_t *diff_folded_json(const json_t *before, const json_t *after)
     json_t *a = NULL;
 
     if (diff_make(&d, before, after) == 0) {
-        qsort(d.rows, d.n, sizeof(*d.rows), by_growth);
+        qsort(d.rows, d.n, sizeof(*d.rows), by_change);
         a = json_array();
         for (size_t i = 0; i < d.n; i++)
             json_array_append_new(a, json_pack("{s:s, s:f, s:f}", "stack", d.rows[i].stack,

@@ -12,12 +12,13 @@
 /* The length of a reply's window in seconds (what its snapshots cover). */
 double diff_window_seconds(const json_t *reply);
 
-/* One line per stack found in either reply, sorted; a stack rounding to 0
+/* One line per stack found in either reply, the largest change (grown or
+ * shrunk) first, then by stack; a stack rounding to 0
  * in both is left out. Returns the number of lines, or -ENOMEM. */
 int diff_folded_write(FILE *f, const json_t *before, const json_t *after);
 
 /* The same as JSON: [{"stack": "comm;...;-;...", "before": US_PER_S (to 0.001),
- * "after": US_PER_S}], largest growth first. NULL: no memory. */
+ * "after": US_PER_S}], in the same order. NULL: no memory. */
 json_t *diff_folded_json(const json_t *before, const json_t *after);
 
 #endif

@@ -252,6 +252,7 @@ int render_status(FILE *f, const json_t *st)
         const char *key, *label;
         enum kind kind;
     } rows[] = {
+        {"verdict", "verdict", K_PLAIN},
         {"version", "version", K_PLAIN},
         {"pid", "pid", K_PLAIN},
         {"uptime_ns", "uptime", K_NS},

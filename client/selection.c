@@ -98,6 +98,16 @@ static int parse_comm(const char *arg, json_t *params)
     return EXIT_OK;
 }
 
+static int parse_min_wait(const char *arg, json_t *params)
+{
+    uint64_t ns;
+
+    if (duration_parse(arg, &ns) < 0 || ns > INT64_MAX)
+        return usage_error("invalid duration '%s' for --min-wait (use e.g. 100ms, 1s)", arg);
+    json_object_set_new(params, "min_wait_ns", json_integer((json_int_t)ns));
+    return EXIT_OK;
+}
+
 int selection_option(int c, const char *arg, json_t *params)
 {
     switch (c) {
@@ -123,6 +133,8 @@ int selection_option(int c, const char *arg, json_t *params)
         return parse_time("--since", arg, params, "since_ns", "start_ns");
     case 'U':
         return parse_time("--until", arg, params, "until_ns", "end_ns");
+    case 'W':
+        return parse_min_wait(arg, params);
     default:
         return -ENOENT;
     }

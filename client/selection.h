@@ -15,9 +15,9 @@
     {"pid", required_argument, NULL, 'p'}, {"tid", required_argument, NULL, 't'},                  \
         {"cgroup", required_argument, NULL, 'c'}, {"unit", required_argument, NULL, 'u'},          \
         {"comm", required_argument, NULL, 'n'}, {"state", required_argument, NULL, 's'},           \
-        {"since", required_argument, NULL, 'S'},                                                   \
+        {"since", required_argument, NULL, 'S'}, {"until", required_argument, NULL, 'U'},          \
     {                                                                                              \
-        "until", required_argument, NULL, 'U'                                                      \
+        "min-wait", required_argument, NULL, 'W'                                                   \
     }
 
 /* Their lines of a command's --help. */
@@ -29,7 +29,8 @@
     "  --comm NAME            threads of that name\n"                                              \
     "  --state S|D|R|I|T|t    task state when it blocked (see offcpuctl --help)\n"                 \
     "  --since DURATION|@T    start: back from now (60s, 5m) or a Unix time\n"                     \
-    "  --until DURATION|@T    end: back from now or a Unix time (default now)\n"
+    "  --until DURATION|@T    end: back from now or a Unix time (default now)\n"                   \
+    "  --min-wait DURATION    only waits at least that long (see offcpuctl(1) for the edges)\n"
 
 /* Handles getopt_long's c if it is a selection option, putting it into
  * params: returns EXIT_OK, or EXIT_USAGE after the one-line message; returns

@@ -24,6 +24,7 @@
 #include "drain.h"
 #include "stuck.h"
 #include "units.h"
+#include "verdict.h"
 #include "varlink_service.h"
 #include "varlink_frame.h"
 
@@ -213,6 +214,11 @@ static json_t *parse_filters(struct daemon *d, json_t *params, struct query *q, 
     if (!get_id(params, "tid", &q->tid))
         return vl_invalid_parameter("tid");
     q->min_total_ns = get_int(params, "min_total_ns", &v) && v > 0 ? (uint64_t)v : 0;
+    if (get_int(params, "min_wait_ns", &v)) {
+        if (v < 0)
+            return vl_invalid_parameter("min_wait_ns");
+        q->min_wait_ns = (uint64_t)v;
+    }
     q->histograms = json_is_true(json_object_get(params, "histograms"));
     if ((err = parse_comm(params, q)))
         return err;
@@ -623,8 +629,9 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
         symbolizer_get_stats(d->sym, &ss);
     if (d->collector)
         collector_read_counters(d->collector, d->stats.collector);
-    o = json_pack("{s:s, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I}", "version", OFFCPUD_VERSION,
-                  "pid", (json_int_t)getpid(), "uptime_ns",
+    /* the verdict first, as read; set once the counters it reads are in */
+    o = json_pack("{s:n, s:s, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I}", "verdict", "version",
+                  OFFCPUD_VERSION, "pid", (json_int_t)getpid(), "uptime_ns",
                   (json_int_t)(clock_ns(CLOCK_MONOTONIC) - d->started_mono_ns), "attach",
                   d->collector ? collector_attach_name(d->collector) : "none", "interval_ns",
                   (json_int_t)d->cfg.interval_ns, "retention_ns", (json_int_t)d->cfg.retention_ns,
@@ -663,6 +670,7 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
     json_object_update_new(o, journal_json(&d->state));
     if (d->state.restored.snapshots)
         json_object_set_new(o, "restored", restored_json(&d->state.restored));
+    json_object_set_new(o, "verdict", status_verdict(o));
     return vl_reply_new(o, false);
 }
 
@@ -674,7 +682,7 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
 /* And which window: all but Stuck, which is about now. */
 #define SELECTION_PARAMS                                                                           \
     WHO_PARAMS, {"since_ns", VL_INT, false}, {"until_ns", VL_INT, false},                          \
-    {"start_ns", VL_INT, false}, {"end_ns", VL_INT, false}
+    {"start_ns", VL_INT, false}, {"end_ns", VL_INT, false}, {"min_wait_ns", VL_INT, false}
 /* clang-format on */
 
 static const struct vl_param dump_params[] = {

@@ -2,6 +2,7 @@
 #include "query.h"
 #include "array.h"
 #include "cgroup_unit.h"
+#include "macro.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -35,6 +36,16 @@ bool query_record_matches(const struct ring *r, const struct query *q, const str
     return true;
 }
 
+bool query_record_waits(const struct ring *r, const struct query *q, const struct record *rec,
+                        struct waits *w)
+{
+    struct histogram h = {{0}};
+
+    if (q->min_wait_ns && rec->hist)
+        histogram_add_text(&h, intern_string_get(&r->intern, rec->hist));
+    return min_wait_of(rec, rec->hist ? &h : NULL, q->min_wait_ns, false, w);
+}
+
 bool query_snapshot_in_window(const struct query *q, const struct snapshot *s)
 {
     return s->end_ns > q->start_ns && s->end_ns <= q->end_ns;
@@ -49,7 +60,8 @@ void query_cover(int64_t *start_ns, int64_t *end_ns, size_t *n, const struct sna
     ++*n;
 }
 
-static void row_from_record(struct query_row *row, const struct record *rec, const struct query *q)
+static void row_from_record(struct query_row *row, const struct record *rec, const struct query *q,
+                            const struct waits *w)
 {
     unsigned group_by = q->group_by;
 
@@ -64,9 +76,9 @@ static void row_from_record(struct query_row *row, const struct record *rec, con
         .pid = group_by & GROUP_BY_PID ? rec->tgid : 0,
         .tid = group_by & GROUP_BY_TID ? rec->tid : 0,
         .state = group_by & GROUP_BY_STATE ? rec->state : 0,
-        .total_ns = rec->total_ns,
-        .runq_ns = rec->runq_ns,
-        .count = rec->count,
+        .total_ns = w->total_ns,
+        .runq_ns = w->runq_ns,
+        .count = w->count,
         .max_ns = rec->max_ns,
         .hist = rec->hist,
     };
@@ -108,11 +120,12 @@ static int cmp_total(const void *a, const void *b)
 }
 
 /* The row of a waker pair: the woken's, with the waker's fields. */
-static void row_from_wake(struct query_row *row, const struct wake_record *w, const struct query *q)
+static void row_from_wake(struct query_row *row, const struct wake_record *w, const struct query *q,
+                          const struct waits *waits)
 {
     const struct record *waker = &w->waker;
 
-    row_from_record(row, &w->woken, q);
+    row_from_record(row, &w->woken, q, waits);
     row->waker_kind = waker->state;
     row->waker_comm = waker->comm;
     /* a member sees its own processes' user stacks only; whose waker ran is
@@ -132,6 +145,7 @@ static int collect_wakes(const struct ring *r, const struct query *q, struct que
 {
     for (uint32_t i = 0; i < snap->nwakes; i++) {
         const struct wake_record *w = &snap->wakes[i];
+        struct waits waits;
 
         if (!query_record_matches(r, q, &w->woken))
             continue;
@@ -139,16 +153,55 @@ static int collect_wakes(const struct ring *r, const struct query *q, struct que
             res->withheld++;
             continue;
         }
+        if (!query_record_waits(r, q, &w->woken, &waits))
+            continue;
         if (array_reserve(&res->rows, cap, res->n + 1, sizeof(*res->rows), 1024) < 0)
             return -ENOMEM;
-        row_from_wake(&res->rows[res->n++], w, q);
+        row_from_wake(&res->rows[res->n++], w, q, &waits);
     }
+    return 0;
+}
+
+int query_records(const struct ring *r, const struct query *q, struct min_wait_item **items,
+                  size_t *n, size_t *withheld)
+{
+    size_t cap = 0;
+
+    *items = NULL;
+    *n = 0;
+    for (size_t s = 0; s < r->n; s++) {
+        const struct snapshot *snap = r->snaps[s];
+
+        if (!query_snapshot_in_window(q, snap))
+            continue;
+        for (uint32_t i = 0; i < snap->n; i++) {
+            const struct record *rec = &snap->records[i];
+
+            if (!query_record_matches(r, q, rec))
+                continue;
+            if (q->uid >= 0 && rec->uid != q->uid) {
+                ++*withheld;
+                continue;
+            }
+            if (array_reserve(items, &cap, *n + 1, sizeof(**items), 1024) < 0)
+                return -ENOMEM;
+            (*items)[(*n)++] = (struct min_wait_item){
+                .rec = rec,
+                .snapshot = s,
+                .w = {rec->total_ns, rec->runq_ns, rec->count},
+                .kept = true,
+            };
+        }
+    }
+    if (q->min_wait_ns)
+        min_wait_decide(*items, *n, &r->intern, q->min_wait_ns);
     return 0;
 }
 
 static int collect(const struct ring *r, const struct query *q, struct query_result *res)
 {
-    size_t cap = 0;
+    _cleanup_free_ struct min_wait_item *items = NULL;
+    size_t cap = 0, n = 0;
 
     for (size_t s = 0; s < r->n; s++) {
         const struct snapshot *snap = r->snaps[s];
@@ -156,33 +209,37 @@ static int collect(const struct ring *r, const struct query *q, struct query_res
         if (!query_snapshot_in_window(q, snap))
             continue;
         query_cover(&res->start_ns, &res->end_ns, &res->snapshots, snap);
-        if (q->group_by & QUERY_WAKERS) {
-            if (collect_wakes(r, q, res, snap, &cap) < 0)
-                return -ENOMEM;
+        if (q->group_by & QUERY_WAKERS && collect_wakes(r, q, res, snap, &cap) < 0)
+            return -ENOMEM;
+    }
+    if (q->group_by & QUERY_WAKERS)
+        return 0;
+    if (query_records(r, q, &items, &n, &res->withheld) < 0)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        if (!items[i].kept)
             continue;
-        }
-        for (uint32_t i = 0; i < snap->n; i++) {
-            if (!query_record_matches(r, q, &snap->records[i]))
-                continue;
-            if (q->uid >= 0 && snap->records[i].uid != q->uid) {
-                res->withheld++;
-                continue;
-            }
-            if (array_reserve(&res->rows, &cap, res->n + 1, sizeof(*res->rows), 1024) < 0)
-                return -ENOMEM;
-            row_from_record(&res->rows[res->n++], &snap->records[i], q);
-        }
+        if (array_reserve(&res->rows, &cap, res->n + 1, sizeof(*res->rows), 1024) < 0)
+            return -ENOMEM;
+        row_from_record(&res->rows[res->n++], items[i].rec, q, &items[i].w);
     }
     return 0;
 }
 
 /* Add row's histogram to into's sums, made if need be. */
-static int add_histogram(const struct ring *r, struct query_row *into, const struct query_row *row)
+static int add_histogram(const struct ring *r, const struct query *q, struct query_row *into,
+                         const struct query_row *row)
 {
+    struct histogram h = {{0}};
+
     if (!into->sums && !(into->sums = calloc(1, sizeof(*into->sums))))
         return -ENOMEM;
-    if (row->hist)
-        histogram_add_text(into->sums, intern_string_get(&r->intern, row->hist));
+    if (!row->hist)
+        return 0;
+    histogram_add_text(&h, intern_string_get(&r->intern, row->hist));
+    min_wait_histogram(&h, q->min_wait_ns);
+    for (size_t b = 0; b < HISTOGRAM_BUCKETS; b++)
+        into->sums->n[b] += h.n[b];
     return 0;
 }
 
@@ -207,7 +264,7 @@ static int merge(const struct ring *r, const struct query *q, struct query_resul
             into = &res->rows[out++];
             *into = *row;
         }
-        if (q->histograms && add_histogram(r, into, row) < 0) {
+        if (q->histograms && add_histogram(r, q, into, row) < 0) {
             res->n = out;
             return -ENOMEM;
         }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "histogram.h"
+#include "min_wait.h"
 #include "protocol.h"
 #include "ring.h"
 
@@ -30,6 +31,7 @@ struct query {
     const char *comm;
     char state; /* 0: any */
     uint64_t min_total_ns;
+    uint64_t min_wait_ns; /* only waits at least that long (min_wait.h); 0: all */
     unsigned group_by;
     int64_t uid;          /* < 0: any; else only records of this uid, the others withheld */
     bool collapse_kernel; /* every kernel stack reads as QUERY_KERNEL_COLLAPSED */
@@ -72,6 +74,17 @@ void query_cover(int64_t *start_ns, int64_t *end_ns, size_t *n, const struct sna
 
 /* Whether rec is of the tasks q selects (its uid aside). */
 bool query_record_matches(const struct ring *r, const struct query *q, const struct record *rec);
+/* Of rec (matching), the waits q keeps (its min_wait_ns) in *w; false when
+ * none. Of one record alone: a wait's time in the intervals before it ended
+ * is not told apart (query_records() does). */
+bool query_record_waits(const struct ring *r, const struct query *q, const struct record *rec,
+                        struct waits *w);
+
+/* The records of q's window it selects and the peer may see, with the waits
+ * q keeps of each (kept false: none), in *items (malloc'ed, *n of them);
+ * counts the withheld ones. */
+int query_records(const struct ring *r, const struct query *q, struct min_wait_item **items,
+                  size_t *n, size_t *withheld);
 /* Is the cgroup at path want, or below it? */
 bool query_in_cgroup(const char *path, const char *want);
 

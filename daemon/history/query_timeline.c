@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "macro.h"
+
 static size_t state_index(char state)
 {
     const char *p = state ? strchr(PROTOCOL_STATES, state) : NULL;
@@ -51,32 +53,29 @@ static void spread(struct timeline_result *res, int64_t start, int64_t end, size
     }
 }
 
-static void add_snapshot(const struct ring *r, const struct query *q, const struct snapshot *snap,
-                         struct timeline_result *res)
+/* The kept time of items, each over its snapshot's time. */
+static void add_records(const struct ring *r, const struct min_wait_item *items, size_t n,
+                        struct timeline_result *res)
 {
-    uint64_t by_state[TIMELINE_STATES] = {0};
+    for (size_t i = 0; i < n; i++) {
+        const struct snapshot *snap = r->snaps[items[i].snapshot];
 
-    for (uint32_t i = 0; i < snap->n; i++) {
-        const struct record *rec = &snap->records[i];
-
-        if (!query_record_matches(r, q, rec))
+        if (!items[i].kept)
             continue;
-        if (q->uid >= 0 && rec->uid != q->uid) {
-            res->withheld++;
-            continue;
-        }
-        by_state[state_index(rec->state)] += rec->total_ns;
         res->records++;
+        if (items[i].w.total_ns)
+            spread(res, snap->start_ns, snap->end_ns, state_index(items[i].rec->state),
+                   items[i].w.total_ns);
     }
-    for (size_t s = 0; s < TIMELINE_STATES; s++)
-        if (by_state[s])
-            spread(res, snap->start_ns, snap->end_ns, s, by_state[s]);
 }
 
 int timeline_run(const struct ring *r, const struct query *q, size_t buckets,
                  struct timeline_result *res)
 {
+    _cleanup_free_ struct min_wait_item *items = NULL;
     int64_t shortest = 0;
+    size_t n = 0;
+    int ret;
 
     memset(res, 0, sizeof(*res));
     cover(r, q, res, &shortest);
@@ -95,9 +94,10 @@ int timeline_run(const struct ring *r, const struct query *q, size_t buckets,
     res->ns = calloc(res->n, sizeof(*res->ns));
     if (!res->ns)
         return -ENOMEM;
-    for (size_t s = 0; s < r->n; s++)
-        if (query_snapshot_in_window(q, r->snaps[s]))
-            add_snapshot(r, q, r->snaps[s], res);
+    ret = query_records(r, q, &items, &n, &res->withheld);
+    if (ret < 0)
+        return ret;
+    add_records(r, items, n, res);
     return 0;
 }
 

@@ -25,6 +25,7 @@ static const struct {
 } options[] = {
     {'p', "42"}, {'t', "43"},  {'c', "/system.slice"}, {'u', "nginx"}, {'n', "bash"},
     {'s', "D"},  {'S', "60s"}, {'S', "@1700000000"},   {'U', "10s"},   {'U', "@1700000001"},
+    {'W', "1s"},
 };
 
 static const char *value_type(const json_t *v)
@@ -89,12 +90,13 @@ int main(void)
     for (size_t i = 0; i < ARRAY_SIZE(options); i++)
         CHECK(selection_option(options[i].c, options[i].arg, params) == EXIT_OK, "-%c %s",
               options[i].c, options[i].arg);
-    /* the window's keys apart: Stuck has none */
+    /* the window's keys and --min-wait apart: Stuck has neither (it has --min) */
     who = json_deep_copy(params);
     json_object_del(who, "since_ns");
     json_object_del(who, "until_ns");
     json_object_del(who, "start_ns");
     json_object_del(who, "end_ns");
+    json_object_del(who, "min_wait_ns");
     check_declared("io.offcpud.Stuck", who);
     check_covered("io.offcpud.Stuck", who, stuck_own);
     check_declared("io.offcpud.Timeline", params);

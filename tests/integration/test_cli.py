@@ -2,7 +2,7 @@
 import json
 import subprocess
 
-from conftest import OFFCPUCTL
+from conftest import OFFCPUCTL, run_workload
 
 
 def run(*args):
@@ -78,3 +78,28 @@ def test_help_explains_states_and_unknown_frames():
     out = run("--help").stdout
     assert "T stopped (SIGSTOP, job control)" in out and "t stopped by a tracer" in out
     assert "[unknown]" in out and "[Missed User Stack]" in out
+
+
+def test_status_starts_with_a_verdict(daemon):
+    human = run("--socket", daemon.sock, "status").stdout.splitlines()
+    assert human[0].split() == ["verdict", "healthy"], human[:2]
+    reply = run("--socket", daemon.sock, "--json", "status").stdout
+    assert next(iter(json.loads(reply))) == "verdict"
+    assert json.loads(reply)["verdict"] == "healthy"
+
+
+def test_status_verdict_names_the_loss_and_the_fix(start_daemon, tmp_path):
+    """With room for 1024 entries an interval and no cgroup share, 3000 threads blocking
+    every 5 ms fill the kernel's map: the verdict says time is lost, and which key to raise."""
+    config = tmp_path / "offcpud.conf"
+    config.write_text("aggregate-entries = 1024\ncgroup-share = 100\n")
+    d = start_daemon("--interval", "1s", "--config", str(config))
+    run_workload("many_sleepers", "--threads", "3000", "--seconds", "3")
+    status = d.call("io.offcpud.Status")["parameters"]
+    assert status["collector"]["agg_map_full"] > 0, status["collector"]
+    verdict = status["verdict"]
+    assert verdict.startswith("losing data since start: "), verdict
+    assert f"{status['collector']['agg_map_full']} waits found no room in the kernel's map" in verdict
+    assert "(raise aggregate-entries)" in verdict
+    human = d.ctl("status").stdout.splitlines()[0]
+    assert human.startswith("verdict") and "losing data" in human, human
