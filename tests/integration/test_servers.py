@@ -24,14 +24,9 @@ from pathlib import Path
 import pytest
 
 from test_unwind import (DWARF_SHARE_MIN, ENTRIES, FRAME_POINTER_SHARE_MAX, WORKLOADS, cold,
-                         daemons, entry_share, frames_of, into_cgroup, reaches_entry,  # noqa: F401
-                         same_frames, why)
+                         SAME_AS_PERF_MIN, daemons, entry_share, frames_of, into_cgroup,  # noqa: F401
+                         perf_sample, reaches_entry, same_frames, why)
 
-# Of the time of the stacks perf unwinds to an entry (in its own run of the program),
-# the share that offcpud's run has frame for frame, by file and offset: 0.99 measured for
-# the JVM (its GC, compiler and VM threads: perf stops at Java frames) and node (libuv's
-# pool and its other native threads). The rest is stacks a run met that the other did not.
-SAME_AS_PERF_MIN = 0.90
 
 JAVA = Path("/usr/lib/jvm/java-17-openjdk-amd64/bin/java")
 NODE = Path("/usr/bin/node")
@@ -116,21 +111,7 @@ def perf_stacks(tmp, argv, cwd=None):
         if not lines:
             continue
         tid, at = lines[0].split()[:2]
-        user = []  # (name, file, offset), leaf first
-        for line in lines[1:]:
-            ip, rest = line.split(None, 1)
-            name, dso = rest.rsplit(" (", 1)
-            if "kernel.kallsyms" not in dso:
-                dso = dso.rstrip(")")
-                user.append((name, None if dso == "inlined" else Path(dso).name, int(ip, 16)))
-        root = user[-1][0] if user else ""
-        frames = []  # root first; perf's inlined frames folded into the one they lie in
-        for _, file, offset in reversed(user):
-            if frames and frames[-1][1] == offset and None in (file, frames[-1][0]):
-                frames[-1] = (frames[-1][0] or file, offset)
-            else:
-                frames.append((file, offset))
-        samples[int(tid)].append((float(at.rstrip(":")), (root, tuple(frames))))
+        samples[int(tid)].append((float(at.rstrip(":")), perf_sample(lines[1:])))
     last = max(at for s in samples.values() for at, _ in s)
     stacks = defaultdict(float)  # (root, frames): seconds
     for s in samples.values():
