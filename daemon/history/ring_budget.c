@@ -23,6 +23,12 @@ static size_t record_cost(const struct intern *in, const struct record *rec)
            intern_stack_share(in, rec->kstack) + intern_stack_share(in, rec->uwhere);
 }
 
+static size_t wake_cost(const struct intern *in, const struct wake_record *w)
+{
+    return sizeof(*w) + record_cost(in, &w->woken) + record_cost(in, &w->waker) -
+           2 * sizeof(w->woken);
+}
+
 static bool coarsened(const struct record *rec, uint32_t marker)
 {
     return rec->ustack == marker && !rec->kstack;
@@ -57,6 +63,19 @@ static int usage_count(const struct ring *r, uint32_t marker, struct usage *u)
             u->held[rec->cgroup] += cost;
             if (!coarsened(rec, marker))
                 u->bytes[rec->cgroup] += cost;
+        }
+    /* A cgroup's waker pairs are held to its share as its aggregates are: the
+     * pairs of the tasks it woke count as its own, and can always be taken. */
+    for (size_t i = 0; i < r->n; i++)
+        for (uint32_t j = 0; j < r->snaps[i]->nwakes; j++) {
+            const struct wake_record *w = &r->snaps[i]->wakes[j];
+            size_t cost = wake_cost(&r->intern, w);
+
+            if (w->woken.cgroup >= u->n)
+                continue;
+            u->records[w->woken.cgroup]++;
+            u->held[w->woken.cgroup] += cost;
+            u->bytes[w->woken.cgroup] += cost;
         }
     return 0;
 }
@@ -97,11 +116,44 @@ static uint32_t merge_equal(struct intern *in, struct record *recs, uint32_t n)
     return out;
 }
 
-/* Take the stacks of cgroup's records in snapshot i. Returns how many. */
+/* Drop the waker pairs of cgroup's tasks in s: a wakeup's who, not its time,
+ * which the aggregates keep. Returns how many. */
+static size_t drop_wakes(struct ring *r, struct snapshot *s, uint32_t cgroup)
+{
+    uint32_t out = 0;
+
+    for (uint32_t j = 0; j < s->nwakes; j++) {
+        struct wake_record *w = &s->wakes[j];
+
+        if (w->woken.cgroup != cgroup) {
+            s->wakes[out++] = *w;
+            continue;
+        }
+        record_unref(&r->intern, &w->woken);
+        record_unref(&r->intern, &w->waker);
+    }
+    size_t dropped = s->nwakes - out;
+
+    r->records_bytes -= dropped * sizeof(s->wakes[0]);
+    s->nwakes = out;
+    if (!out) {
+        free(s->wakes);
+        s->wakes = NULL;
+    } else if (dropped) {
+        struct wake_record *smaller = realloc(s->wakes, out * sizeof(*smaller));
+
+        if (smaller)
+            s->wakes = smaller;
+    }
+    return dropped;
+}
+
+/* Take the stacks of cgroup's records in snapshot i, and its waker pairs.
+ * Returns how many. */
 static size_t coarsen_snapshot(struct ring *r, size_t i, uint32_t cgroup, uint32_t marker)
 {
     struct snapshot *s = r->snaps[i], *smaller;
-    size_t taken = 0;
+    size_t taken = drop_wakes(r, s, cgroup);
     uint32_t n;
 
     for (uint32_t j = 0; j < s->n; j++) {
