@@ -20,6 +20,19 @@ def two_cgroups(fresh_cgroup):
         p.rmdir()
 
 
+def quiet_sleeper(cgroup):
+    """A python3 moved into cgroup, then sleeping 200 ms 30 times: its pid, once done."""
+    quiet = subprocess.Popen([sys.executable, "-c", "import os, sys, time\n"
+                              "print('ready', os.getpid(), flush=True)\n"
+                              "sys.stdin.readline()\n"
+                              "for _ in range(30): time.sleep(0.2)\n"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    pid = quiet.stdout.readline().split()[1]
+    (cgroup / "cgroup.procs").write_text(pid + "\n")
+    quiet.communicate("go\n", timeout=60)
+    return pid
+
+
 def test_explosion_does_not_take_others_history(start_daemon, two_cgroups, fresh_cgroup):
     d = start_daemon("--memory-limit", "16M")
     explosion, _ = workload_in(two_cgroups[0], "stack_explosion", "--seconds", "30")
@@ -92,14 +105,7 @@ def test_many_noisy_cgroups_leave_room_for_a_quiet_one(start_daemon, fresh_cgrou
         runs = [workload_in(p, "stack_explosion", "--seconds", "8")[0] for p in groups[:2]]
         # in a cgroup of its own (the test's is the machine's), waking 200 ms apart: most
         # of its first wakeups after a flip come after the two have filled what they may
-        quiet = subprocess.Popen([sys.executable, "-c", "import os, sys, time\n"
-                                  "print('ready', os.getpid(), flush=True)\n"
-                                  "sys.stdin.readline()\n"
-                                  "for _ in range(30): time.sleep(0.2)\n"],
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        pid = quiet.stdout.readline().split()[1]
-        (groups[2] / "cgroup.procs").write_text(pid + "\n")
-        quiet.communicate("go\n", timeout=60)
+        pid = quiet_sleeper(groups[2])
         for proc in runs:
             proc.communicate(timeout=60)
         # its blocks since it joined its cgroup (before, the test's cgroup was its)
@@ -129,14 +135,7 @@ def test_explosion_keeps_to_its_share_of_the_waker_map(start_daemon, fresh_cgrou
         config.write_text("stack-entries = 65536\naggregate-entries = 1024\n")
         d = start_daemon("--interval", "1s", "--config", str(config))
         explosion, _ = workload_in(groups[0], "stack_explosion", "--seconds", "8")
-        quiet = subprocess.Popen([sys.executable, "-c", "import os, sys, time\n"
-                                  "print('ready', os.getpid(), flush=True)\n"
-                                  "sys.stdin.readline()\n"
-                                  "for _ in range(30): time.sleep(0.2)\n"],
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        pid = quiet.stdout.readline().split()[1]
-        (groups[1] / "cgroup.procs").write_text(pid + "\n")
-        quiet.communicate("go\n", timeout=60)
+        pid = quiet_sleeper(groups[1])
         explosion.communicate(timeout=60)
         pairs = json.loads(d.ctl("--json", "wakers", "--pid", pid, "--since", "60s").stdout)
         slept = [s for s in pairs["stacks"] if "clock_nanosleep" in s["user"]]
