@@ -75,20 +75,24 @@ struct {
     __type(value, struct share);
 } shares SEC(".maps");
 
+/* A new share's value, from read-only data rather than the stack: the callers
+ * of share_of sit deep in bpf-to-bpf calls, where 6.1 allows 512 bytes in all. */
+static const struct share share_none = {};
+
 /* What a cgroup (or all, SHARE_ALL) added to this generation's maps; NULL
  * where shares are off (or the LRU could not make room: better unlimited than
  * uncounted). */
 static __always_inline struct share *share_of(__u64 cgroup_id, __u32 flips)
 {
     struct share_key k = {.cgroup_id = cgroup_id, .flips = flips};
-    struct share none = {}, *sh;
+    struct share *sh;
 
     if (!stack_share_max && !entry_share_max)
         return NULL;
     sh = bpf_map_lookup_elem(&shares, &k);
     if (sh)
         return sh;
-    bpf_map_update_elem(&shares, &k, &none, BPF_NOEXIST);
+    bpf_map_update_elem(&shares, &k, &share_none, BPF_NOEXIST);
     return bpf_map_lookup_elem(&shares, &k);
 }
 

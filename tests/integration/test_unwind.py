@@ -727,6 +727,63 @@ def test_postgres_under_pgbench_whole(daemons, tmp_path):
     assert any("AuxiliaryProcessMain" in s["user"] for s in waits), heaviest(stacks)
 
 
+# perf's unwinding of postgres ends at libc's __libc_start_call_main (it goes no further
+# than main's caller there), so a sample that gets that far counts as whole for perf.
+PERF_POSTGRES_ROOTS = ENTRIES | {"__libc_start_call_main"}
+
+
+def test_postgres_same_callers_as_perf(daemons, tmp_path):
+    """postgres 15 run by perf record --call-graph dwarf at sched_switch (pgbench: init,
+    then 2 s of one client), traced by offcpud at the same time: of perf's samples that
+    it unwinds as far as main's caller, 90% have their frames, by file and offset, at
+    the leaf end of one of offcpud's postgres stacks (which go on to _start)."""
+    dwarf, _ = daemons
+    home = Path(tempfile.mkdtemp(prefix="offcpud-pg-", dir="/var/tmp"))
+    shutil.chown(home, "postgres", "postgres")
+    data, sock = home / "data", home
+    pg = lambda *argv, check=True: subprocess.run(  # noqa: E731
+        [*AS_POSTGRES, *argv], check=check, capture_output=True, text=True, timeout=120,
+        preexec_fn=into_cgroup)
+    perf_data = tmp_path / "perf.data"
+    try:
+        pg(str(POSTGRES / "initdb"), "-D", str(data))
+        perf = subprocess.Popen(
+            ["perf", "record", "-q", "-e", "sched:sched_switch", "--call-graph", "dwarf,16384",
+             "-o", str(perf_data), "--", *AS_POSTGRES, str(POSTGRES / "postgres"), "-D",
+             str(data), "-p", "5499", "-k", str(sock)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            preexec_fn=into_cgroup)
+        try:
+            deadline = time.monotonic() + 60
+            while pg(str(POSTGRES / "pg_isready"), "-h", str(sock), "-p", "5499",
+                     check=False).returncode != 0:
+                assert time.monotonic() < deadline and perf.poll() is None, "postgres not up"
+                time.sleep(0.2)
+            pgbench = [str(POSTGRES / "pgbench"), "-h", str(sock), "-p", "5499"]
+            pg(*pgbench, "-i", "-s", "1", "postgres")
+            pg(*pgbench, "-c", "1", "-T", "2", "postgres")
+        finally:
+            pg(str(POSTGRES / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop",
+               check=False)
+            assert perf.wait(timeout=120) == 0
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    stacks = dwarf.dump_json("--cgroup", "/" + CGROUP.name, "--comm", "postgres", "--since",
+                             "120s", "--frame-detail")["stacks"]
+    mine = {frames_of(s) for s in stacks}
+    out = subprocess.run(["perf", "script", "-i", str(perf_data), "-F", "comm,ip,sym,dso"],
+                         capture_output=True, text=True, check=True).stdout
+    samples = [perf_sample(lines[1:]) for lines in
+               (sample.strip().splitlines() for sample in out.split("\n\n"))
+               if lines and lines[0].strip() == "postgres"]
+    whole = [frames for root, frames in samples if root in PERF_POSTGRES_ROOTS]
+    found = sum(any(same_frames(frames, m[-len(frames):]) for m in mine) for frames in whole)
+    print(f"\npostgres 15: perf unwinds {len(whole)} of {len(samples)} samples to main's "
+          f"caller; {found / max(len(whole), 1):.3f} of them at the end of a stack of offcpud's")
+    assert len(whole) >= 100 and found >= SAME_AS_PERF_MIN * len(whole), \
+        (len(whole), len(samples), found)
+
+
 def run_pgbench(pg, data, sock):
     """A cluster at data, its socket in sock, port 5499: initialised, started, 10 s of
     pgbench (4 clients), stopped."""
