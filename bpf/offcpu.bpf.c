@@ -385,26 +385,6 @@ int charge_blocked(struct bpf_iter__task *ctx)
  * switch-in on another CPU), and the iteration may then visit some twice:
  * charged says which ones are done.
  */
-/* The charge of a deferred block, once walked on: a call of its own, beside
- * unwind_resume's rather than below it, so that the two frames are not
- * stacked (6.1 allows 512 bytes of stack across bpf-to-bpf calls). */
-static __noinline int charge_walked_on(const struct offcpu_resume_key *key, struct deferred *d,
-                                       struct place *copy, int resumed)
-{
-    if (resumed == RESUMED_SHORT && !release_held &&
-        bpf_ktime_get_ns() - d->end < OFFCPU_DEFER_MAX_NS && rows_may_come(d->tgid))
-        return 0;
-    if (resumed != RESUMED_WHOLE)
-        stat_add(OFFCPU_STAT_DEFERRED_SHORT, 1);
-    copy->user_hash = stack_hash(&copy->ustack, OFFCPU_USER_DEPTH);
-    /* no one else writes d: it is charged from where it is */
-    charge(&d->id, copy, NULL, d->tgid, key->tid, d->ts, d->woken, d->end, d->period, SCRATCH_ITER);
-    d->charged = 1;
-    drop_resume(key->tid, key->since);
-    bpf_map_delete_elem(&deferred_charges, key);
-    return 0;
-}
-
 static long charge_one_deferred(struct bpf_map *map, const struct offcpu_resume_key *key,
                                 struct deferred *d, void *unused)
 {
@@ -419,7 +399,18 @@ static long charge_one_deferred(struct bpf_map *map, const struct offcpu_resume_
         return 1;
     bpf_probe_read_kernel(copy, sizeof(*copy), &d->place);
     resumed = unwind_resume(&copy->ustack, key->tid, key->since, d->start_time, UNWIND_SLOT_ITER);
-    return charge_walked_on(key, d, copy, resumed);
+    if (resumed == RESUMED_SHORT && !release_held &&
+        bpf_ktime_get_ns() - d->end < OFFCPU_DEFER_MAX_NS && rows_may_come(d->tgid))
+        return 0;
+    if (resumed != RESUMED_WHOLE)
+        stat_add(OFFCPU_STAT_DEFERRED_SHORT, 1);
+    copy->user_hash = stack_hash(&copy->ustack, OFFCPU_USER_DEPTH);
+    /* no one else writes d: it is charged from where it is */
+    charge(&d->id, copy, NULL, d->tgid, key->tid, d->ts, d->woken, d->end, d->period, SCRATCH_ITER);
+    d->charged = 1;
+    drop_resume(key->tid, key->since);
+    bpf_map_delete_elem(&deferred_charges, key);
+    return 0;
 }
 
 /*
