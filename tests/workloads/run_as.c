@@ -16,27 +16,27 @@
 
 static int parse_id(const char *text, unsigned long *id)
 {
-        char *end;
+    char *end;
 
-        errno = 0;
-        *id = strtoul(text, &end, 10);
-        return errno || end == text || *end ? -1 : 0;
+    errno = 0;
+    *id = strtoul(text, &end, 10);
+    return errno || end == text || *end ? -1 : 0;
 }
 
 int main(int argc, char **argv)
 {
-        unsigned long uid, gid;
+    unsigned long uid, gid;
 
-        if (argc < 4 || parse_id(argv[1], &uid) || parse_id(argv[2], &gid)) {
-                fprintf(stderr, "usage: run_as UID GID PROG [ARG...]\n");
-                return 2;
-        }
-        gid_t group = gid;
-        if (setgroups(1, &group) || setgid(gid) || setuid(uid)) {
-                fprintf(stderr, "run_as: %s\n", strerror(errno));
-                return 1;
-        }
-        execvp(argv[3], argv + 3);
-        fprintf(stderr, "run_as: %s: %s\n", argv[3], strerror(errno));
-        return 127;
+    if (argc < 4 || parse_id(argv[1], &uid) || parse_id(argv[2], &gid)) {
+        fprintf(stderr, "usage: run_as UID GID PROG [ARG...]\n");
+        return 2;
+    }
+    gid_t group = gid;
+    if (setgroups(1, &group) || setgid(gid) || setuid(uid)) {
+        fprintf(stderr, "run_as: %s\n", strerror(errno));
+        return 1;
+    }
+    execvp(argv[3], argv + 3);
+    fprintf(stderr, "run_as: %s: %s\n", argv[3], strerror(errno));
+    return 127;
 }
