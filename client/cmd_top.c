@@ -145,6 +145,9 @@ static int top_run(struct query *q)
             q->params, "since_ns",
             json_integer((json_int_t)(o->watch ? o->refresh_ns : DEFAULT_WINDOW_NS)));
     json_object_set_new(q->params, "group_by", top_group_by(o->by));
+    /* a stack is a row here: the daemon keeps those shown, of 100,000 in a long window */
+    if (o->by == TOP_BY_STACK && o->limit)
+        json_object_set_new(q->params, "limit", json_integer((json_int_t)o->limit));
     return o->watch ? watch(q->g, o, q->params) : show(q->g, o, q->params, false);
 }
 

@@ -180,6 +180,10 @@ int top_table_build(const json_t *reply, enum top_by by, struct top_table *t)
             return ret;
         }
     }
+    /* a Dump with a limit says how many stacks it left out */
+    t->total = (size_t)json_integer_value(json_object_get(reply, "stacks_total"));
+    if (t->total < t->n)
+        t->total = t->n;
     /* merging states and threads changed the order */
     if (t->n)
         qsort(t->rows, t->n, sizeof(*t->rows), by_total);
@@ -246,8 +250,8 @@ void top_table_print(FILE *f, const struct top_table *t, size_t limit)
         name_escape_put(f, row->key ?: row->comm ?: "?", NAME_ESCAPE_CONTROL);
         fputc('\n', f);
     }
-    if (n < t->n)
-        fprintf(f, "(%zu more; --limit 0 shows all)\n", t->n - n);
+    if (n < t->total)
+        fprintf(f, "(%zu more; --limit 0 shows all)\n", t->total - n);
 }
 
 json_t *top_table_json(const struct top_table *t, size_t limit)
@@ -279,5 +283,5 @@ json_t *top_table_json(const struct top_table *t, size_t limit)
     }
     return json_pack("{s:s, s:I, s:I, s:I, s:o}", "by", by_names[t->by], "start_ns",
                      (json_int_t)t->start_ns, "end_ns", (json_int_t)t->end_ns, "rows_total",
-                     (json_int_t)t->n, "rows", rows);
+                     (json_int_t)t->total, "rows", rows);
 }

@@ -35,6 +35,7 @@ struct top_table {
     enum top_by by;
     struct top_row *rows; /* most time first */
     size_t n, cap;
+    size_t total; /* rows there were: more than n when the daemon kept the largest */
     int64_t start_ns, end_ns;
     json_t *index; /* key text -> row index + 1 */
 };

@@ -220,6 +220,11 @@ static json_t *parse_filters(struct daemon *d, json_t *params, struct query *q, 
         q->min_wait_ns = (uint64_t)v;
     }
     q->histograms = json_is_true(json_object_get(params, "histograms"));
+    if (get_int(params, "limit", &v)) {
+        if (v <= 0)
+            return vl_invalid_parameter("limit");
+        q->limit = (size_t)v;
+    }
     if ((err = parse_comm(params, q)))
         return err;
     s = json_string_value(json_object_get(params, "state"));
@@ -331,7 +336,7 @@ static json_t *query_reply(struct daemon *d, const struct peer *peer, json_t *pa
     struct query q;
     struct query_result res;
     char cgroup[PATH_MAX];
-    json_t *err, *rows;
+    json_t *err, *rows, *reply;
 
     err = prepare_query(d, peer, params, &q, cgroup, sizeof(cgroup));
     if (err)
@@ -347,10 +352,11 @@ static json_t *query_reply(struct daemon *d, const struct peer *peer, json_t *pa
     rows = json_array();
     for (size_t i = 0; i < res.n; i++)
         json_array_append_new(rows, row_json(&d->ring.intern, &res.rows[i], q.group_by));
-    err = vl_reply_new(json_pack("{s:I, s:I, s:I, s:o}", "start_ns", (json_int_t)res.start_ns,
-                                 "end_ns", (json_int_t)res.end_ns, "snapshots",
-                                 (json_int_t)res.snapshots, name, rows),
-                       false);
+    reply = json_pack("{s:I, s:I, s:I, s:o}", "start_ns", (json_int_t)res.start_ns, "end_ns",
+                      (json_int_t)res.end_ns, "snapshots", (json_int_t)res.snapshots, name, rows);
+    if (q.limit)
+        json_object_set_new(reply, "stacks_total", json_integer((json_int_t)res.stacks));
+    err = vl_reply_new(reply, false);
     query_result_done(&res);
     return err;
 }
@@ -688,6 +694,7 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
 static const struct vl_param dump_params[] = {
     SELECTION_PARAMS,
     {"min_total_ns", VL_INT, false},
+    {"limit", VL_INT, false},
     {"group_by", VL_STRING_ARRAY, false},
     {"frame_detail", VL_BOOL, false},
     {"histograms", VL_BOOL, false},

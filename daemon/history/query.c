@@ -140,89 +140,65 @@ static void row_from_wake(struct query_row *row, const struct wake_record *w, co
     row->waker_tid = q->group_by & GROUP_BY_TID ? waker->tid : 0;
 }
 
-static int collect_wakes(const struct ring *r, const struct query *q, struct query_result *res,
-                         const struct snapshot *snap, size_t *cap)
-{
-    for (uint32_t i = 0; i < snap->nwakes; i++) {
-        const struct wake_record *w = &snap->wakes[i];
-        struct waits waits;
+/* Rows being merged: each identity once, found by its hash (of ids the
+ * daemon assigned and the kernel's pids and tids: nothing a client picks). A
+ * window of 15 minutes holds millions of records and some 100,000 identities:
+ * merged as they come, never all kept and sorted. */
+struct merging {
+    const struct ring *r;
+    const struct query *q;
+    struct query_result *res;
+    size_t cap;      /* of res->rows */
+    uint32_t *slots; /* a row's index + 1; 0: empty */
+    size_t nslots;   /* a power of two, more than twice res->n */
+};
 
-        if (!query_record_matches(r, q, &w->woken))
-            continue;
-        if (q->uid >= 0 && w->woken.uid != q->uid) {
-            res->withheld++;
-            continue;
-        }
-        if (!query_record_waits(r, q, &w->woken, &waits))
-            continue;
-        if (array_reserve(&res->rows, cap, res->n + 1, sizeof(*res->rows), 1024) < 0)
-            return -ENOMEM;
-        row_from_wake(&res->rows[res->n++], w, q, &waits);
-    }
-    return 0;
+static uint64_t hash_step(uint64_t h, uint64_t v)
+{
+    h ^= v;
+    h *= 0xff51afd7ed558ccdULL;
+    return h ^ h >> 32;
 }
 
-int query_records(const struct ring *r, const struct query *q, struct min_wait_item **items,
-                  size_t *n, size_t *withheld)
+static uint64_t row_hash(const struct query_row *x)
 {
-    size_t cap = 0;
+    uint64_t h = 0x9e3779b97f4a7c15ULL;
 
-    *items = NULL;
-    *n = 0;
-    for (size_t s = 0; s < r->n; s++) {
-        const struct snapshot *snap = r->snaps[s];
-
-        if (!query_snapshot_in_window(q, snap))
-            continue;
-        for (uint32_t i = 0; i < snap->n; i++) {
-            const struct record *rec = &snap->records[i];
-
-            if (!query_record_matches(r, q, rec))
-                continue;
-            if (q->uid >= 0 && rec->uid != q->uid) {
-                ++*withheld;
-                continue;
-            }
-            if (array_reserve(items, &cap, *n + 1, sizeof(**items), 1024) < 0)
-                return -ENOMEM;
-            (*items)[(*n)++] = (struct min_wait_item){
-                .rec = rec,
-                .snapshot = s,
-                .w = {rec->total_ns, rec->runq_ns, rec->count},
-                .kept = true,
-            };
-        }
-    }
-    if (q->min_wait_ns)
-        min_wait_decide(*items, *n, &r->intern, q->min_wait_ns);
-    return 0;
+    h = hash_step(h, (uint64_t)x->comm << 32 | x->ustack);
+    h = hash_step(h, (uint64_t)x->kstack << 32 | x->pid);
+    h = hash_step(h, (uint64_t)x->tid << 32 | x->cgroup);
+    h = hash_step(h, (uint64_t)x->uwhere << 32 | (uint64_t)(uint8_t)x->state << 8 |
+                         (uint8_t)x->waker_kind);
+    h = hash_step(h, (uint64_t)x->waker_comm << 32 | x->waker_ustack);
+    h = hash_step(h, (uint64_t)x->waker_kstack << 32 | x->waker_pid);
+    return hash_step(h, x->waker_tid);
 }
 
-static int collect(const struct ring *r, const struct query *q, struct query_result *res)
+static size_t slot_of(const struct merging *m, const struct query_row *row)
 {
-    _cleanup_free_ struct min_wait_item *items = NULL;
-    size_t cap = 0, n = 0;
+    size_t mask = m->nslots - 1, i = row_hash(row) & mask;
 
-    for (size_t s = 0; s < r->n; s++) {
-        const struct snapshot *snap = r->snaps[s];
+    while (m->slots[i] && cmp_identity(&m->res->rows[m->slots[i] - 1], row) != 0)
+        i = (i + 1) & mask;
+    return i;
+}
 
-        if (!query_snapshot_in_window(q, snap))
-            continue;
-        query_cover(&res->start_ns, &res->end_ns, &res->snapshots, snap);
-        if (q->group_by & QUERY_WAKERS && collect_wakes(r, q, res, snap, &cap) < 0)
-            return -ENOMEM;
-    }
-    if (q->group_by & QUERY_WAKERS)
-        return 0;
-    if (query_records(r, q, &items, &n, &res->withheld) < 0)
+static int grow_slots(struct merging *m)
+{
+    size_t nslots = m->nslots ? m->nslots * 2 : 1024;
+    uint32_t *old = m->slots;
+
+    if (m->res->n >= UINT32_MAX / 2)
         return -ENOMEM;
-    for (size_t i = 0; i < n; i++) {
-        if (!items[i].kept)
-            continue;
-        if (array_reserve(&res->rows, &cap, res->n + 1, sizeof(*res->rows), 1024) < 0)
-            return -ENOMEM;
-        row_from_record(&res->rows[res->n++], items[i].rec, q, &items[i].w);
+    m->slots = calloc(nslots, sizeof(*m->slots));
+    if (!m->slots) {
+        m->slots = old;
+        return -ENOMEM;
     }
+    m->nslots = nslots;
+    for (size_t i = 0; i < m->res->n; i++)
+        m->slots[slot_of(m, &m->res->rows[i])] = (uint32_t)i + 1;
+    free(old);
     return 0;
 }
 
@@ -243,40 +219,238 @@ static int add_histogram(const struct ring *r, const struct query *q, struct que
     return 0;
 }
 
-/* Sum rows of equal identity; they are adjacent once sorted by identity. */
-static int merge(const struct ring *r, const struct query *q, struct query_result *res)
+/* Sums row into the row of its identity, made if need be. */
+static int merge_row(struct merging *m, const struct query_row *row)
 {
-    size_t out = 0;
+    struct query_result *res = m->res;
+    struct query_row *into;
+    size_t slot;
 
-    if (!res->n)
-        return 0;
-    qsort(res->rows, res->n, sizeof(*res->rows), cmp_identity);
-    for (size_t i = 0; i < res->n; i++) {
-        struct query_row *row = &res->rows[i], *into = out ? &res->rows[out - 1] : NULL;
-
-        if (into && cmp_identity(into, row) == 0) {
-            into->total_ns += row->total_ns;
-            into->runq_ns += row->runq_ns;
-            into->count += row->count;
-            if (row->max_ns > into->max_ns)
-                into->max_ns = row->max_ns;
-        } else {
-            into = &res->rows[out++];
-            *into = *row;
-        }
-        if (q->histograms && add_histogram(r, q, into, row) < 0) {
-            res->n = out;
+    if (2 * (res->n + 1) > m->nslots && grow_slots(m) < 0)
+        return -ENOMEM;
+    slot = slot_of(m, row);
+    if (m->slots[slot]) {
+        into = &res->rows[m->slots[slot] - 1];
+        into->total_ns += row->total_ns;
+        into->runq_ns += row->runq_ns;
+        into->count += row->count;
+        if (row->max_ns > into->max_ns)
+            into->max_ns = row->max_ns;
+    } else {
+        if (array_reserve(&res->rows, &m->cap, res->n + 1, sizeof(*res->rows), 1024) < 0)
             return -ENOMEM;
+        into = &res->rows[res->n];
+        *into = *row;
+        into->sums = NULL;
+        m->slots[slot] = (uint32_t)++res->n;
+    }
+    return m->q->histograms ? add_histogram(m->r, m->q, into, row) : 0;
+}
+
+static int collect_wakes(struct merging *m, const struct snapshot *snap)
+{
+    for (uint32_t i = 0; i < snap->nwakes; i++) {
+        const struct wake_record *w = &snap->wakes[i];
+        struct query_row row;
+        struct waits waits;
+
+        if (!query_record_matches(m->r, m->q, &w->woken))
+            continue;
+        if (m->q->uid >= 0 && w->woken.uid != m->q->uid) {
+            m->res->withheld++;
+            continue;
+        }
+        if (!query_record_waits(m->r, m->q, &w->woken, &waits))
+            continue;
+        row_from_wake(&row, w, m->q, &waits);
+        if (merge_row(m, &row) < 0)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+/* Calls visit for each record of q's window it selects and the peer may see,
+ * its waits all of the record's; counts the withheld ones. */
+static int each_record(const struct ring *r, const struct query *q, size_t *withheld,
+                       int (*visit)(void *ctx, const struct min_wait_item *item), void *ctx)
+{
+    for (size_t s = 0; s < r->n; s++) {
+        const struct snapshot *snap = r->snaps[s];
+
+        if (!query_snapshot_in_window(q, snap))
+            continue;
+        for (uint32_t i = 0; i < snap->n; i++) {
+            const struct record *rec = &snap->records[i];
+            int ret;
+
+            if (!query_record_matches(r, q, rec))
+                continue;
+            if (q->uid >= 0 && rec->uid != q->uid) {
+                ++*withheld;
+                continue;
+            }
+            ret = visit(ctx, &(struct min_wait_item){
+                                 .rec = rec,
+                                 .snapshot = s,
+                                 .w = {rec->total_ns, rec->runq_ns, rec->count},
+                                 .kept = true,
+                             });
+            if (ret < 0)
+                return ret;
         }
     }
-    res->n = 0;
-    for (size_t i = 0; i < out; i++) {
-        if (res->rows[i].total_ns >= q->min_total_ns)
-            res->rows[res->n++] = res->rows[i];
+    return 0;
+}
+
+struct item_list {
+    struct min_wait_item *items;
+    size_t n, cap;
+};
+
+static int append_item(void *ctx, const struct min_wait_item *item)
+{
+    struct item_list *l = ctx;
+
+    if (array_reserve(&l->items, &l->cap, l->n + 1, sizeof(*l->items), 1024) < 0)
+        return -ENOMEM;
+    l->items[l->n++] = *item;
+    return 0;
+}
+
+int query_records(const struct ring *r, const struct query *q, struct min_wait_item **items,
+                  size_t *n, size_t *withheld)
+{
+    struct item_list l = {0};
+    int ret = each_record(r, q, withheld, append_item, &l);
+
+    *items = NULL;
+    *n = 0;
+    if (ret < 0) {
+        free(l.items);
+        return ret;
+    }
+    if (q->min_wait_ns)
+        min_wait_decide(l.items, l.n, &r->intern, q->min_wait_ns);
+    *items = l.items;
+    *n = l.n;
+    return 0;
+}
+
+static int merge_record(void *ctx, const struct min_wait_item *item)
+{
+    struct merging *m = ctx;
+    struct query_row row;
+
+    row_from_record(&row, item->rec, m->q, &item->w);
+    return merge_row(m, &row);
+}
+
+static int collect(struct merging *m)
+{
+    const struct ring *r = m->r;
+    const struct query *q = m->q;
+    _cleanup_free_ struct min_wait_item *items = NULL;
+    size_t n = 0;
+
+    for (size_t s = 0; s < r->n; s++) {
+        const struct snapshot *snap = r->snaps[s];
+
+        if (!query_snapshot_in_window(q, snap))
+            continue;
+        query_cover(&m->res->start_ns, &m->res->end_ns, &m->res->snapshots, snap);
+        if (q->group_by & QUERY_WAKERS && collect_wakes(m, snap) < 0)
+            return -ENOMEM;
+    }
+    if (q->group_by & QUERY_WAKERS)
+        return 0;
+    /* a record's waits of at least min_wait_ns are decided with the other
+     * intervals' records of its task at hand (min_wait.h) */
+    if (!q->min_wait_ns)
+        return each_record(r, q, &m->res->withheld, merge_record, m);
+    if (query_records(r, q, &items, &n, &m->res->withheld) < 0)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        if (items[i].kept && merge_record(m, &items[i]) < 0)
+            return -ENOMEM;
+    return 0;
+}
+
+/* A row's stack: the row with its state left out. */
+static struct query_row stack_of(const struct query_row *row)
+{
+    struct query_row s = *row;
+
+    s.state = 0;
+    s.sums = NULL;
+    s.hist = 0;
+    return s;
+}
+
+/* The stacks of res's rows, summed over their states, in *stacks. */
+static int merge_stacks(const struct query_result *res, struct merging *stacks)
+{
+    for (size_t i = 0; i < res->n; i++) {
+        struct query_row s = stack_of(&res->rows[i]);
+
+        if (merge_row(stacks, &s) < 0)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+/* Keeps the rows of the q->limit largest stacks; counts the stacks. A top
+ * of a 15-minute window wants 20 of 100,000 stacks: the others are never
+ * named nor sent. */
+static int keep_largest_stacks(const struct query *q, struct query_result *res)
+{
+    struct query by_stack = {.limit = 0};
+    struct query_result all = {0}, kept = {0};
+    struct merging m = {.q = &by_stack, .res = &all}, k = {.q = &by_stack, .res = &kept};
+    size_t out = 0;
+    int ret;
+
+    ret = merge_stacks(res, &m);
+    res->stacks = all.n;
+    if (ret < 0 || all.n <= q->limit)
+        goto done;
+    qsort(all.rows, all.n, sizeof(*all.rows), cmp_total);
+    all.n = q->limit;
+    ret = merge_stacks(&all, &k);
+    if (ret < 0)
+        goto done;
+    for (size_t i = 0; i < res->n; i++) {
+        struct query_row s = stack_of(&res->rows[i]);
+
+        if (k.slots[slot_of(&k, &s)])
+            res->rows[out++] = res->rows[i];
         else
             free(res->rows[i].sums);
     }
-    qsort(res->rows, res->n, sizeof(*res->rows), cmp_total);
+    res->n = out;
+done:
+    free(m.slots);
+    free(k.slots);
+    query_result_done(&all);
+    query_result_done(&kept);
+    return ret;
+}
+
+/* Leaves out the rows below min_total_ns, and past limit; the largest first. */
+static int finish(const struct query *q, struct query_result *res)
+{
+    size_t out = 0;
+
+    for (size_t i = 0; i < res->n; i++) {
+        if (res->rows[i].total_ns >= q->min_total_ns)
+            res->rows[out++] = res->rows[i];
+        else
+            free(res->rows[i].sums);
+    }
+    res->n = out;
+    if (q->limit && keep_largest_stacks(q, res) < 0)
+        return -ENOMEM;
+    if (res->n)
+        qsort(res->rows, res->n, sizeof(*res->rows), cmp_total);
     return 0;
 }
 
@@ -284,8 +458,11 @@ int query_run(const struct ring *r, const struct query *q, struct query_result *
 {
     int ret;
 
+    struct merging m = {.r = r, .q = q, .res = res};
+
     memset(res, 0, sizeof(*res));
-    ret = collect(r, q, res);
+    ret = collect(&m);
+    free(m.slots);
     if (ret < 0) {
         query_result_done(res);
         return ret;
@@ -294,7 +471,7 @@ int query_run(const struct ring *r, const struct query *q, struct query_result *
         res->start_ns = q->start_ns;
         res->end_ns = q->end_ns;
     }
-    ret = merge(r, q, res);
+    ret = finish(q, res);
     if (ret < 0)
         query_result_done(res);
     return ret;

@@ -36,6 +36,9 @@ struct query {
     int64_t uid;          /* < 0: any; else only records of this uid, the others withheld */
     bool collapse_kernel; /* every kernel stack reads as QUERY_KERNEL_COLLAPSED */
     bool histograms;      /* sum the rows' histograms too */
+    /* > 0: the rows of that many stacks only, the largest; a stack's rows
+     * of each state are one stack (ranked by their sum, kept together) */
+    size_t limit;
 };
 
 /* Stack id of a kernel stack shown as one "[kernel]" frame. */
@@ -63,6 +66,7 @@ struct query_result {
     size_t n;
     size_t snapshots;
     size_t withheld;          /* records that matched but belong to other users */
+    size_t stacks;            /* with limit: the stacks there were, limit or not */
     int64_t start_ns, end_ns; /* what the chosen snapshots cover */
 };
 

@@ -81,7 +81,7 @@ static void check_covered(const char *method, const json_t *params, const char *
 
 int main(void)
 {
-    static const char *const dump_own[] = {"frame_detail", "histograms", NULL};
+    static const char *const dump_own[] = {"frame_detail", "histograms", "limit", NULL};
     static const char *const top_own[] = {"histograms", NULL};
     static const char *const timeline_own[] = {"buckets", NULL};
     static const char *const stuck_own[] = {"min_ns", NULL};

@@ -74,6 +74,30 @@ def test_by_comm_and_unit(daemon, runs):
     assert top["rows"][0]["stack"].startswith("sleep_and_pipe;"), top
 
 
+def test_stack_limit_kept_by_the_daemon_is_the_whole_tops_head(daemon, runs):
+    """top --by stack asks the daemon for the rows of the --limit largest stacks only (a
+    stack's states summed: ranked as the table ranks them): the same first rows, totals
+    and count of rows as from all stacks of the same window."""
+    sleeper, _, window = runs
+    whole = top_json(daemon, "--by", "stack", "--limit", "0", *window)
+    fixed = ("--since", at(whole["start_ns"]), "--until", at(whole["end_ns"]))
+    whole = top_json(daemon, "--by", "stack", "--limit", "0", *fixed)
+    assert whole["rows_total"] > 5, whole
+    head = top_json(daemon, "--by", "stack", "--limit", "5", *fixed)
+    assert head["rows"] == whole["rows"][:5] and head["rows_total"] == whole["rows_total"]
+    # the daemon's reply: only those stacks' rows, and how many stacks there were
+    params = {"start_ns": whole["start_ns"] + 1000, "end_ns": whole["end_ns"] + 1000,
+              "group_by": ["state"]}
+    every = daemon.call("io.offcpud.Dump", params)["parameters"]
+    some = daemon.call("io.offcpud.Dump", {**params, "limit": 5})["parameters"]
+    stack = lambda r: (r["comm"], tuple(r["user"]), tuple(r["kernel"]))  # noqa: E731
+    assert some["stacks_total"] == len({stack(r) for r in every["stacks"]})
+    assert len({stack(r) for r in some["stacks"]}) == 5
+    assert [r for r in every["stacks"] if stack(r) in {stack(r) for r in some["stacks"]}] \
+        == some["stacks"]
+    assert "stacks_total" not in every
+
+
 def test_watch_refreshes(daemon, runs):
     for args, check in ((["top", "--watch", "--interval", "300ms"],
                          lambda out: out.count("\033[H\033[2J") >= 2 and
