@@ -48,6 +48,14 @@ static int hist_option(int c, const char *arg, struct query *q)
     }
 }
 
+/* The stacks there were: more than rows when the daemon kept the largest. */
+static size_t stacks_total(const json_t *reply, const json_t *rows)
+{
+    size_t total = (size_t)json_integer_value(json_object_get(reply, "stacks_total"));
+
+    return total > json_array_size(rows) ? total : json_array_size(rows);
+}
+
 /* The histograms of a reply's rows: one of them all, or one per stack. */
 static int show(const struct globals *g, const struct hist_options *o, const json_t *reply)
 {
@@ -88,8 +96,8 @@ static int show(const struct globals *g, const struct hist_options *o, const jso
             json_array_append_new(out, period_hist_json(&all));
         else
             period_hist_print(stdout, &all);
-    } else if (!g->json && n < json_array_size(rows)) {
-        printf("\n(%zu more stacks; --limit 0 shows all)\n", json_array_size(rows) - n);
+    } else if (!g->json && n < stacks_total(reply, rows)) {
+        printf("\n(%zu more stacks; --limit 0 shows all)\n", stacks_total(reply, rows) - n);
     }
     if (g->json) {
         json_auto_t *doc =
@@ -108,6 +116,9 @@ static int hist_run(struct query *q)
     int r;
 
     json_object_set_new(q->params, "histograms", json_true());
+    /* of 100,000 stacks in a long window, the daemon keeps those shown */
+    if (o->by_stack && o->limit)
+        json_object_set_new(q->params, "limit", json_integer((json_int_t)o->limit));
     /* the whole selection: Top merges the stacks in the daemon */
     r = daemon_call(q->g, o->by_stack ? "io.offcpud.Dump" : "io.offcpud.Top", q->params, &reply);
     if (r != EXIT_OK)

@@ -65,3 +65,17 @@ def test_histograms_survive_restart(tmp_path):
         assert any(h["hist"] for h in before["histograms"]), before
     finally:
         second.stop()
+
+
+def test_stack_limit_kept_by_the_daemon_is_the_whole_lists_head(daemon):
+    """hist --by stack asks the daemon for the --limit largest stacks only: the same
+    first histograms as from all stacks of the window, and the rest counted."""
+    truth = run_workload("sleep_and_pipe", "--sleeps", "30", "--writes", "10")
+    reply = daemon.dump_json("--pid", str(truth["pid"]))
+    args = ["--pid", str(truth["pid"]), "--by", "stack", "--since", at(reply["start_ns"] - 1),
+            "--until", at(reply["end_ns"])]
+    whole = hist_json(daemon, *args, "--limit", "0")["histograms"]
+    assert len(whole) > 2, whole
+    assert hist_json(daemon, *args, "--limit", "2")["histograms"] == whole[:2]
+    text = daemon.ctl("hist", *args, "--limit", "2").stdout
+    assert f"({len(whole) - 2} more stacks; --limit 0 shows all)" in text, text
