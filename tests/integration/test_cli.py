@@ -114,8 +114,17 @@ def clock(ns: int) -> str:
     return time.strftime("%H:%M:%S", time.localtime(ns / 1e9))
 
 
+def history(daemon) -> dict:
+    """Status once the daemon holds a snapshot: a history to name."""
+    deadline = time.monotonic() + 10
+    while "oldest_ns" not in (status := daemon.call("io.offcpud.Status")["parameters"]):
+        assert time.monotonic() < deadline, status
+        time.sleep(0.1)
+    return status
+
+
 def test_pid_never_seen(daemon):
-    status = daemon.call("io.offcpud.Status")["parameters"]
+    status = history(daemon)
     line = one_line_error(run("--socket", daemon.sock, "dump", "--pid", "2000000000",
                               "--since", "1s"), 1)
     assert "no off-CPU data for pid 2000000000 in that window: offcpud never saw it, and it " \
@@ -159,7 +168,7 @@ def test_running_pid_without_off_cpu_time(daemon):
 
 
 def test_window_outside_the_history_says_what_is_kept(daemon):
-    status = daemon.call("io.offcpud.Status")["parameters"]
+    status = history(daemon)
     kept = f"(it keeps from {clock(status['oldest_ns'])} to "
     line = one_line_error(run("--socket", daemon.sock, "dump", "--since", "@1000",
                               "--until", "@2000"), 1)
@@ -175,7 +184,7 @@ def test_window_clipped_by_the_history(start_daemon):
     d = start_daemon("--interval", "100ms")
     time.sleep(3)
     res = d.ctl("top", "--since", "1h")
-    oldest = d.call("io.offcpud.Status")["parameters"]["oldest_ns"]
+    oldest = history(d)["oldest_ns"]
     m = re.fullmatch(rf"offcpuctl: showing (\d+)s of the 1h asked: history starts at "
                      rf"{clock(oldest)}\n", res.stderr)
     assert res.stdout and m and 3 <= int(m.group(1)) <= (time.time_ns() - oldest) / 1e9 + 1, \
