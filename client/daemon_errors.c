@@ -171,7 +171,7 @@ static int window_not_retained(const json_t *request, const json_t *params)
     /* a window after the newest data starts at a time given as @T */
     if (param_int(request, "start_ns", INT64_MIN) > newest)
         return fail("that window starts after the newest data offcpud has (it keeps from %s to "
-                    "%s, now): ask for a time before now",
+                    "now, %s): ask for a time before now",
                     from, to);
     return fail("that window ends before the oldest data offcpud keeps (it keeps from %s to %s; "
                 "see retention in offcpuctl status): ask for a later window",
