@@ -74,7 +74,6 @@ static int show(const struct globals *g, const struct top_options *o, json_t *pa
     json_auto_t *reply = NULL;
     json_auto_t *out = NULL;
     struct top_table t;
-    char what[256];
     int r = daemon_call(g, top_method(o->by), params, &reply);
 
     if (r != EXIT_OK)
@@ -84,11 +83,14 @@ static int show(const struct globals *g, const struct top_options *o, json_t *pa
         return fail("building the table: %s", strerror(-r));
     if (!t.n && !quiet_empty) {
         top_table_done(&t);
-        selection_describe(params, what, sizeof(what));
-        return fail("no off-CPU data%s in that window", what);
+        return selection_no_data(params, "that window");
     }
     if (g->json) {
         out = top_table_json(&t, o->limit);
+        /* what the answer leaves out, as the daemon said it */
+        json_object_set(out, "hidden_processes", json_object_get(reply, "hidden_processes"));
+        if (json_object_get(reply, "history_start_ns"))
+            json_object_set(out, "history_start_ns", json_object_get(reply, "history_start_ns"));
         /* with --watch, one document per line: a stream a program can follow */
         if (o->watch) {
             json_dumpf(out, stdout, JSON_COMPACT);

@@ -8,8 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "daemon_errors.h"
 #include "macro.h"
-#include "render.h"
 #include "varlink_frame.h"
 
 /* the largest reply read: a dump of a busy host for a long window */
@@ -48,42 +48,15 @@ static int check_server(int fd, const char *path)
     return EXIT_OK;
 }
 
-/* An error the user can act on, in the words of the command line: returns
- * its exit code, or -ENOENT for an error not known here. */
-static int explain_error(const char *method, const char *error, const json_t *params)
+/* The errors that say the caller may not read what it asked for. */
+static bool is_refusal(const char *error)
 {
-    const char *param = json_string_value(json_object_get(params, "parameter"));
-    const char *unit = json_string_value(json_object_get(params, "unit"));
-    const char *path = json_string_value(json_object_get(params, "path"));
-    const char *reason = json_string_value(json_object_get(params, "reason"));
-    json_t *oldest = json_object_get(params, "oldest_ns");
-    char when[32];
-
-    if (strcmp(error, "org.varlink.service.PermissionDenied") == 0)
-        return fail("permission denied by offcpud for %s", method);
-    if (strcmp(error, "org.varlink.service.InvalidParameter") == 0 && param &&
-        (strcmp(param, "until_ns") == 0 || strcmp(param, "end_ns") == 0))
-        return fail("the window ends before it starts: --until must be later than --since "
-                    "(durations count back from now: --since 60s --until 10s)");
-    if (strcmp(error, "io.offcpud.CgroupNotFound") == 0)
-        return fail("no cgroup %s: not a cgroup v2 directory now, nor seen in offcpud's data",
-                    path ?: "?");
-    if (strcmp(error, "io.offcpud.UnitNotFound") == 0)
-        return fail("unknown unit %s: no unit file, and no cgroup of it seen", unit ?: "?");
-    if (strcmp(error, "io.offcpud.UnitWithoutCgroup") == 0)
-        return fail("unit %s has no cgroup: it is not running, and offcpud has not seen it run",
-                    unit ?: "?");
-    if (strcmp(error, "io.offcpud.WindowNotRetained") == 0)
-        return fail("that window ends before the oldest data offcpud keeps (from %s; see "
-                    "retention in offcpuctl status)",
-                    render_time(json_integer_value(oldest), when, sizeof(when)));
-    if (strcmp(error, "io.offcpud.NotSupported") == 0)
-        return fail("not supported by this offcpud: %s", reason ?: "?");
-    return -ENOENT;
+    return strcmp(error, "org.varlink.service.PermissionDenied") == 0 ||
+           strcmp(error, "io.offcpud.OtherUsersTasks") == 0;
 }
 
-/* daemon_call, and where refused is set, a PermissionDenied is no error:
- * *refused is true and *ret NULL. */
+/* daemon_call, and where refused is set, a refusal is no error: *refused
+ * is true and *ret NULL. */
 static int call(const struct globals *g, const char *method, json_t *params, json_t **ret,
                 bool *refused)
 {
@@ -94,13 +67,12 @@ static int call(const struct globals *g, const char *method, json_t *params, jso
     int r;
 
     if (fd < 0)
-        return fail("cannot connect to %s: %s%s", g->socket, strerror(-fd),
-                    fd == -ENOENT || fd == -ECONNREFUSED ? " (is offcpud running?)" : "");
+        return socket_error(g->socket, fd);
     r = check_server(fd, g->socket);
     if (r != EXIT_OK)
         return r;
     r = vl_call(fd, method, params, REPLY_LIMIT, &reply, &error);
-    if (r == -EREMOTEIO && refused && strcmp(error, "org.varlink.service.PermissionDenied") == 0) {
+    if (r == -EREMOTEIO && refused && is_refusal(error)) {
         json_decref(reply);
         *refused = true;
         *ret = NULL;
@@ -108,7 +80,7 @@ static int call(const struct globals *g, const char *method, json_t *params, jso
     }
     if (r == -EREMOTEIO) {
         describe_params(reply, detail, sizeof(detail));
-        r = explain_error(method, error, reply);
+        r = daemon_error_explain(g->socket, method, params, error, reply);
         json_decref(reply);
         if (r >= 0)
             return r;
@@ -116,6 +88,7 @@ static int call(const struct globals *g, const char *method, json_t *params, jso
     }
     if (r < 0)
         return fail("%s on %s: %s", method, g->socket, strerror(-r));
+    answer_notes_print(params, reply);
     *ret = reply;
     return EXIT_OK;
 }

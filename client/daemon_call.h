@@ -14,7 +14,8 @@
 int daemon_call(const struct globals *g, const char *method, json_t *params, json_t **ret);
 
 /* daemon_call, for a caller that shows what it may not see as withheld: a
- * PermissionDenied sets *refused and returns EXIT_OK with *ret NULL. */
+ * PermissionDenied or OtherUsersTasks sets *refused and returns EXIT_OK with
+ * *ret NULL. */
 int daemon_call_refusable(const struct globals *g, const char *method, json_t *params, json_t **ret,
                           bool *refused);
 

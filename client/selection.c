@@ -153,6 +153,12 @@ int selection_no_data(const json_t *params, const char *where)
     char what[256];
 
     selection_describe(params, what, sizeof(what));
+    /* a task never seen, or gone before the window, is the daemon's error:
+     * one asked for here ran, or has data, and did not block as asked */
+    if (json_object_get(params, "pid") || json_object_get(params, "tid"))
+        return fail("no off-CPU data%s in %s: it exists, but was not off-CPU there as selected "
+                    "(widen --since, or select less)",
+                    what, where);
     return fail("no off-CPU data%s in %s", what, where);
 }
 

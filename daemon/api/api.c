@@ -23,10 +23,12 @@
 #include "ring_budget.h"
 #include "drain.h"
 #include "stuck.h"
+#include "tasks_unseen.h"
 #include "units.h"
 #include "verdict.h"
 #include "varlink_service.h"
 #include "varlink_frame.h"
+#include "withheld.h"
 
 static bool get_int(json_t *params, const char *name, json_int_t *ret)
 {
@@ -295,12 +297,23 @@ static json_t *prepare_query(struct daemon *d, const struct peer *peer, json_t *
     return NULL;
 }
 
+/* The window asked for holds no snapshot: it ends before the oldest, or
+ * starts after now. */
+static bool window_not_retained(const struct ring *r, const struct query *q, size_t snapshots)
+{
+    /* a snapshot is in the window when its end is: none can be before the oldest's */
+    return !snapshots && r->n &&
+           (q->end_ns < r->snaps[0]->end_ns || q->start_ns > clock_ns(CLOCK_REALTIME));
+}
+
 /* Why an answer with found records, withheld records of other users, from
  * that many snapshots, is not given: nothing the peer may see, a cgroup that
- * never was, a unit never seen, a window before the oldest data; NULL if it is. */
+ * never was, a unit never seen, a window before the oldest data (or after
+ * now), a task never seen or gone before the window; NULL if it is. */
 static json_t *refusal(struct daemon *d, const struct peer *peer, json_t *params,
                        const struct query *q, size_t found, size_t withheld, size_t snapshots)
 {
+    const struct ring *r = &d->ring;
     json_t *err;
 
     if (withheld) {
@@ -308,18 +321,35 @@ static json_t *refusal(struct daemon *d, const struct peer *peer, json_t *params
                    " cgroup %s: %zu records of other users withheld",
                    peer->uid, peer->pid, q->pid, q->tid, q->cgroup ?: "any", withheld);
         if (!found)
-            return vl_error_new("org.varlink.service.PermissionDenied", NULL);
+            return withheld_error(d, q, withheld_owner(r, q));
     }
     if (q->cgroup && !cgroup_known(d, q->cgroup, found))
         return cgroup_not_found(params);
     if (q->unit && !found && (err = unit_unseen_error(d, q->unit)))
         return err;
-    /* a snapshot is in the window when its end is: none can be before the oldest's */
-    if (!snapshots && d->ring.n && q->end_ns < d->ring.snaps[0]->end_ns)
-        return vl_error_new(
-            "io.offcpud.WindowNotRetained",
-            json_pack("{s:I}", "oldest_ns", (json_int_t)d->ring.snaps[0]->start_ns));
+    if (window_not_retained(r, q, snapshots))
+        return vl_error_new("io.offcpud.WindowNotRetained",
+                            json_pack("{s:I, s:I}", "oldest_ns", (json_int_t)r->snaps[0]->start_ns,
+                                      "newest_ns", (json_int_t)r->snaps[r->n - 1]->end_ns));
+    if (!found && (err = task_unseen_error(d, q)))
+        return err;
     return NULL;
+}
+
+/* What an answer leaves out that its reader should be told: the part of
+ * the window before the history kept (history_start_ns), the processes of
+ * other users (withheld: their records). */
+static json_t *answer_notes(struct daemon *d, const struct query *q, size_t withheld)
+{
+    const struct ring *r = &d->ring;
+    json_t *o = json_pack("{s:I}", "hidden_processes",
+                          (json_int_t)(withheld ? withheld_processes(r, q) : 0));
+
+    /* within an interval of the oldest snapshot is retention's own edge */
+    if (q->start_ns != INT64_MIN && r->n &&
+        q->start_ns < r->snaps[0]->start_ns - (int64_t)d->cfg.interval_ns)
+        json_object_set_new(o, "history_start_ns", json_integer(r->snaps[0]->start_ns));
+    return o;
 }
 
 static json_t *out_of_memory(void)
@@ -356,6 +386,7 @@ static json_t *query_reply(struct daemon *d, const struct peer *peer, json_t *pa
                       (json_int_t)res.end_ns, "snapshots", (json_int_t)res.snapshots, name, rows);
     if (q.limit)
         json_object_set_new(reply, "stacks_total", json_integer((json_int_t)res.stacks));
+    json_object_update_new(reply, answer_notes(d, &q, res.withheld));
     err = vl_reply_new(reply, false);
     query_result_done(&res);
     return err;
@@ -422,7 +453,7 @@ static json_t *method_timeline(void *userdata, const struct peer *peer, json_t *
     struct timeline_result res;
     char cgroup[PATH_MAX];
     json_int_t buckets = 60;
-    json_t *err, *a;
+    json_t *err, *a, *reply;
 
     if (json_object_get(params, "buckets") &&
         (!get_int(params, "buckets", &buckets) || buckets < 1 || buckets > TIMELINE_MAX_BUCKETS))
@@ -440,11 +471,12 @@ static json_t *method_timeline(void *userdata, const struct peer *peer, json_t *
     a = json_array();
     for (size_t b = 0; b < res.n; b++)
         json_array_append_new(a, bucket_json(&res, b));
-    err = vl_reply_new(
+    reply =
         json_pack("{s:I, s:I, s:I, s:I, s:I, s:o}", "start_ns", (json_int_t)res.start_ns, "end_ns",
                   (json_int_t)res.end_ns, "bucket_ns", (json_int_t)res.bucket_ns, "snapshots",
-                  (json_int_t)res.snapshots, "records", (json_int_t)res.records, "buckets", a),
-        false);
+                  (json_int_t)res.snapshots, "records", (json_int_t)res.records, "buckets", a);
+    json_object_update_new(reply, answer_notes(d, &q, res.withheld));
+    err = vl_reply_new(reply, false);
     timeline_result_done(&res);
     return err;
 }

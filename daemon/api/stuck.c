@@ -17,11 +17,13 @@
 #include "macro.h"
 #include "name_escape.h"
 #include "varlink_frame.h"
+#include "withheld.h"
 
 struct blocked_list {
     struct offcpu_blocked *tasks;
     size_t n, cap;
-    size_t withheld; /* matched, but other users' */
+    size_t withheld;       /* matched, but other users' */
+    uint32_t withheld_uid; /* the first of those's */
 };
 
 static bool selected(struct daemon *d, const struct query *q, const struct offcpu_blocked *b)
@@ -80,7 +82,8 @@ static int read_blocked(struct daemon *d, const struct query *q, uint64_t min_ns
         if (!selected(d, q, &b))
             continue;
         if (q->uid >= 0 && b.uid != q->uid) {
-            l->withheld++;
+            if (!l->withheld++)
+                l->withheld_uid = b.uid;
             continue;
         }
         r = keep(l, &b);
@@ -200,7 +203,7 @@ json_t *stuck_reply(struct daemon *d, const struct query *q, uint64_t min_ns)
     }
     if (l.withheld && !l.n) {
         free(l.tasks);
-        return vl_error_new("org.varlink.service.PermissionDenied", NULL);
+        return withheld_error(d, q, l.withheld_uid);
     }
     now_mono = clock_ns(CLOCK_MONOTONIC);
     now_real = clock_ns(CLOCK_REALTIME);

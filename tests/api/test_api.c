@@ -5,6 +5,7 @@
  * ring of snapshots, on a daemon with no collector and no socket (the seam:
  * everything else is the daemon's own code).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -80,11 +81,47 @@ static bool is_error(const json_t *reply, const char *name)
     return error_of(reply) && strcmp(error_of(reply), name) == 0;
 }
 
+/* Is reply the io.offcpud error name, declared in io.offcpud.varlink with
+ * every parameter it carries? The client words it from those alone. */
+static bool is_declared_error(const json_t *reply, const char *name)
+{
+    const char *decl, *end, *key;
+    char head[96];
+    json_t *v;
+
+    if (!is_error(reply, name))
+        return false;
+    snprintf(head, sizeof(head), "\nerror %s (", name + strlen("io.offcpud."));
+    decl = strstr(offcpud_interface_description, head);
+    end = decl ? strchr(decl, ')') : NULL;
+    if (!end)
+        return false;
+    json_object_foreach(json_object_get(reply, "parameters"), key, v)
+    {
+        char field[64];
+        const char *at;
+
+        snprintf(field, sizeof(field), "%s: ", key);
+        at = strstr(decl, field);
+        if (!at || at > end)
+            return false;
+    }
+    return true;
+}
+
 static const char *bad_parameter(const json_t *reply)
 {
     if (!is_error(reply, "org.varlink.service.InvalidParameter"))
         return "";
     return json_string_value(json_object_get(json_object_get(reply, "parameters"), "parameter"));
+}
+
+/* An integer of a reply's or an error's parameters; -1 when absent. */
+static long long param_of(const json_t *reply, const char *name)
+{
+    json_t *v = json_object_get(json_object_get(reply, "parameters"), name);
+
+    return json_is_integer(v) ? json_integer_value(v) : -1;
 }
 
 static json_t *stacks_of(const json_t *reply)
@@ -129,8 +166,9 @@ static void check_dump(void)
     json_decref(r);
 
     r = call(&member, "io.offcpud.Dump", "{\"pid\": 100}");
-    CHECK(is_error(r, "org.varlink.service.PermissionDenied"),
-          "a member asking for root's process is refused");
+    CHECK(is_declared_error(r, "io.offcpud.OtherUsersTasks") && param_of(r, "uid") == 0 &&
+              param_of(r, "pid") == 100,
+          "a member asking for root's process is refused, told whose it is");
     json_decref(r);
 
     d.access.group_all = true;
@@ -193,7 +231,7 @@ static void check_timeline(void)
     json_decref(r);
 
     r = call(&member, "io.offcpud.Timeline", "{\"pid\": 100}");
-    CHECK(is_error(r, "org.varlink.service.PermissionDenied"),
+    CHECK(is_error(r, "io.offcpud.OtherUsersTasks"),
           "a member asking for root's process is refused");
     json_decref(r);
 
@@ -281,13 +319,61 @@ static void check_status_and_introspection(void)
     json_decref(r);
 }
 
+/* An empty answer told apart: a task never seen, one gone before the
+ * window, a window outside the history; and what an answer leaves out. */
+static void check_no_data(int64_t now)
+{
+    struct snapshot *snap = calloc(1, sizeof(*snap) + sizeof(struct record));
+    char params[128];
+    json_t *r;
+
+    r = call(&member, "io.offcpud.Dump", "{}");
+    CHECK(param_of(r, "hidden_processes") == 1, "a member is told of root's process hidden");
+    json_decref(r);
+    r = call(&root, "io.offcpud.Top", "{}");
+    CHECK(param_of(r, "hidden_processes") == 0 && param_of(r, "history_start_ns") == -1,
+          "root is hidden nothing; a window not asked for is not clipped");
+    json_decref(r);
+    r = call(&root, "io.offcpud.Top", "{\"since_ns\": 3600000000000}");
+    CHECK(param_of(r, "history_start_ns") == now - 10 * SEC,
+          "an hour asked, ten seconds kept: where the history starts");
+    json_decref(r);
+
+    /* above any pid_max (2^22): no such task can run here */
+    r = call(&root, "io.offcpud.Dump", "{\"pid\": 4194400}");
+    CHECK(is_declared_error(r, "io.offcpud.TaskNotSeen") &&
+              param_of(r, "oldest_ns") == now - 10 * SEC,
+          "a pid never seen, with the history kept");
+    json_decref(r);
+    snap->start_ns = now;
+    snap->end_ns = now + SEC;
+    snap->n = 1;
+    snap->records[0] = (struct record){
+        .total_ns = 1000, .count = 1, .tgid = 4194400, .tid = 4194400, .uid = 0, .state = 'S'};
+    ring_push(&d.ring, snap, now);
+    snprintf(params, sizeof(params), "{\"pid\": 4194400, \"end_ns\": %lld}", (long long)now);
+    r = call(&root, "io.offcpud.Dump", params);
+    CHECK(is_declared_error(r, "io.offcpud.TaskExited") && param_of(r, "first_ns") == now &&
+              param_of(r, "last_ns") == now + SEC && param_of(r, "retention_ns") > 0,
+          "a task gone before the window: when it was seen last");
+    json_decref(r);
+    snprintf(params, sizeof(params), "{\"start_ns\": %lld}", (long long)(now + 60 * SEC));
+    r = call(&root, "io.offcpud.Dump", params);
+    CHECK(is_declared_error(r, "io.offcpud.WindowNotRetained") &&
+              param_of(r, "newest_ns") == now + SEC,
+          "a window in the future: what is kept");
+    json_decref(r);
+}
+
 int main(void)
 {
+    int64_t now = clock_ns(CLOCK_REALTIME);
+
     config_defaults(&d.cfg);
     d.access = (struct access_policy){.gid = GROUP};
     d.limits = (struct vl_server_limits){.request_limit = 4096, .output_limit = 1 << 20};
     ring_init(&d.ring, 3600 * SEC, 64 << 20);
-    fill_ring(clock_ns(CLOCK_REALTIME));
+    fill_ring(now);
     CHECK(vl_server_new(-1, -1, &d.limits, &d.access, &d.server) == 0 &&
               api_bind(d.server, &d) == 0,
           "a server with the daemon's methods bound");
@@ -296,6 +382,7 @@ int main(void)
     check_timeline();
     check_bad_requests();
     check_status_and_introspection();
+    check_no_data(now);
 
     d.server = vl_server_free(d.server);
     ring_done(&d.ring);

@@ -3,6 +3,7 @@ their own processes (or all, where configured); anyone else nothing."""
 import grp
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import OFFCPUCTL, WORKLOADS
+from conftest import OFFCPUCTL, WORKLOADS, run_workload
 
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
@@ -133,7 +134,9 @@ def test_member_sees_own_processes_only(group_daemon, paranoid):
     assert all(s["kernel"] == ["[kernel]"] for s in reply["stacks"]), reply["stacks"][:3]
 
     res, _ = dump_as(d, MEMBER, "--pid", theirs)
-    assert res.returncode == 1 and "permission denied by offcpud" in res.stderr, res
+    other = int(subprocess.run(["id", "-u", OTHER], capture_output=True, text=True).stdout)
+    assert res.returncode == 1 and f"permission denied: pid {theirs} belongs to uid {other}" \
+        in res.stderr, res
     assert len(res.stderr.strip().splitlines()) == 1, res.stderr
     uid = int(subprocess.run(["id", "-u", MEMBER], capture_output=True, text=True).stdout)
     assert f"uid {uid} (pid" in d.read_log() and "withheld" in d.read_log()
@@ -174,7 +177,8 @@ def test_member_does_not_see_setuid_or_undumpable_processes(group_daemon):
                                                          "--since", "60s")["stacks"])
               for pid in (setuid_pid, undumpable_pid)}
     res, _ = dump_as(d, MEMBER, "--pid", setuid_pid)
-    assert res.returncode == 1 and "permission denied by offcpud" in res.stderr, res
+    assert res.returncode == 1 and f"permission denied: pid {setuid_pid} is not yours as " \
+        "ptrace judges it (setuid, or not dumpable); members of group" in res.stderr, res
     # python's start-up, before the prctl, was the member's to see; its 1.5 s of sleeps not
     res, reply = dump_as(d, MEMBER, "--pid", undumpable_pid)
     seen = sum(s["total_ns"] for s in reply["stacks"]) if reply else 0
@@ -295,7 +299,8 @@ def test_member_sees_own_stuck_tasks_only(group_daemon, paranoid):
         assert {t["pid"] for t in tasks} == {mine}, tasks
         assert all(t["kernel"] == ["[kernel]"] for t in tasks), tasks
         res = as_user(MEMBER, OFFCPUCTL, "--socket", d.sock, "stuck", "--pid", theirs)
-        assert res.returncode == 1 and "permission denied by offcpud" in res.stderr, res
+        assert res.returncode == 1 and f"permission denied: pid {theirs} belongs to uid" \
+            in res.stderr, res
         res = as_user(MEMBER, OFFCPUCTL, "--socket", d.sock, "--json", "stuck")
         assert theirs not in {t["pid"] for t in json.loads(res.stdout)["tasks"]}
         res = as_user(OUTSIDER, OFFCPUCTL, "--socket", d.sock, "stuck")
@@ -349,3 +354,61 @@ def test_member_at_cap_does_not_keep_another_out(users, reachable_daemon_factory
     finally:
         hog.stdin.close()
         hog.wait(timeout=30)
+
+
+# ---- refusals and what is hidden, in words that say the rule and the fix ----
+
+def test_member_told_whose_process_and_the_rule(group_daemon):
+    """root's process asked for by a member: whose it is, the rule, the key that changes it."""
+    d = group_daemon()
+    roots = run_workload("sleep_and_pipe", "--sleeps", "10", "--writes", "10")["pid"]
+    res, _ = dump_as(d, MEMBER, "--pid", roots)
+    assert res.returncode == 1 and not res.stdout, res
+    assert res.stderr == (f"offcpuctl: permission denied: pid {roots} belongs to uid 0; members "
+                          f"of group {GROUP} see only their own processes unless group-access = "
+                          "all (see offcpud.conf(5))\n"), res.stderr
+    # its timeline, the same
+    res = as_user(MEMBER, OFFCPUCTL, "--socket", d.sock, "timeline", "--pid", roots,
+                  "--since", "60s")
+    assert res.returncode == 1 and f"pid {roots} belongs to uid 0;" in res.stderr, res
+    # gone, and its window past: still whose it was, not when it ran
+    time.sleep(1.2)
+    res, _ = dump_as(d, MEMBER, "--pid", roots, "--until", "0s", "--since", "500ms")
+    assert res.returncode == 1 and f"pid {roots} belongs to uid 0;" in res.stderr, res
+
+
+def test_outsider_told_to_join_the_group(users, reachable_daemon_factory):
+    """The socket's own permissions stop a user outside the group: the message names the
+    group and the command that adds them to it."""
+    d = reachable_daemon_factory("--socket-group", GROUP)
+    res = as_user(OUTSIDER, OFFCPUCTL, "--socket", d.sock, "status")
+    assert res.returncode == 1 and not res.stdout, res
+    assert res.stderr == (f"offcpuctl: cannot connect to {d.sock}: Permission denied; add "
+                          f"yourself to group {GROUP} (usermod -aG {GROUP} {OUTSIDER}) and log "
+                          "in again\n"), res.stderr
+    # nobody too, by its name
+    res = as_nobody(d, "dump")
+    assert res.returncode == 1 and f"(usermod -aG {GROUP} nobody)" in res.stderr, res
+
+
+def test_hidden_processes_counted(group_daemon):
+    """top and dump of a member say how many processes of other users they leave out."""
+    d = group_daemon()
+    mine, theirs = workloads_as(MEMBER, OTHER)
+    res = as_user(MEMBER, OFFCPUCTL, "--socket", d.sock, "top", "--since", "60s")
+    assert res.returncode == 0, res.stderr
+    # (the daemon is younger than 60 s: a line says so, besides)
+    hidden = [re.fullmatch(r"offcpuctl: (\d+) process(es)? of other users hidden \(see "
+                           r"group-access in offcpud.conf\(5\)\)", line)
+              for line in res.stderr.splitlines()]
+    hidden = [int(m.group(1)) for m in hidden if m]
+    assert len(hidden) == 1 and hidden[0] >= 2, res.stderr  # theirs and root's (ours)
+    top = json.loads(as_user(MEMBER, OFFCPUCTL, "--socket", d.sock, "--json", "top",
+                             "--since", "60s").stdout)
+    assert {r["pid"] for r in top["rows"]} & {mine, theirs} == {mine}, top["rows"]
+    _, dump = dump_as(d, MEMBER)
+    assert top["hidden_processes"] >= 2 and dump["hidden_processes"] >= 2, (top, dump)
+    # root is hidden nothing, and told nothing of it
+    res = d.ctl("top", "--since", "60s")
+    assert "hidden" not in res.stderr, res.stderr
+    assert json.loads(d.ctl("--json", "top", "--since", "60s").stdout)["hidden_processes"] == 0
