@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "daemon_call.h"
+#include "idle_note.h"
 #include "macro.h"
 #include "period_hist.h"
 #include "render.h"
@@ -96,6 +97,7 @@ static int show(const struct globals *g, const struct hist_options *o, const jso
             json_pack("{s:O, s:O, s:O}", "start_ns", json_object_get(reply, "start_ns"), "end_ns",
                       json_object_get(reply, "end_ns"), "histograms", out);
 
+        idle_note_json(doc, reply);
         r = print_json(doc);
     }
     return finish_output(r);
@@ -112,6 +114,7 @@ static int hist_run(struct query *q)
     r = daemon_call(q->g, o->by_stack ? "io.offcpud.Dump" : "io.offcpud.Top", q->params, &reply);
     if (r != EXIT_OK)
         return r;
+    idle_note(q->g, reply, NULL);
     if (!json_array_size(json_object_get(reply, o->by_stack ? "stacks" : "rows")))
         return selection_no_data(q->params, "that window");
     return show(q->g, o, reply);

@@ -219,6 +219,7 @@ static json_t *parse_filters(struct daemon *d, json_t *params, struct query *q, 
             return vl_invalid_parameter("min_wait_ns");
         q->min_wait_ns = (uint64_t)v;
     }
+    q->no_idle = json_is_true(json_object_get(params, "no_idle"));
     q->histograms = json_is_true(json_object_get(params, "histograms"));
     if ((err = parse_comm(params, q)))
         return err;
@@ -317,6 +318,13 @@ static json_t *refusal(struct daemon *d, const struct peer *peer, json_t *params
     return NULL;
 }
 
+/* What --no-idle left out, in a reply that asked for it. */
+static void add_idle_ns(json_t *reply, const struct query *q, uint64_t idle_ns)
+{
+    if (q->no_idle)
+        json_object_set_new(reply, "idle_ns", json_integer((json_int_t)idle_ns));
+}
+
 static json_t *out_of_memory(void)
 {
     return vl_error_new("io.offcpud.InvalidRequest",
@@ -331,7 +339,7 @@ static json_t *query_reply(struct daemon *d, const struct peer *peer, json_t *pa
     struct query q;
     struct query_result res;
     char cgroup[PATH_MAX];
-    json_t *err, *rows;
+    json_t *err, *rows, *reply;
 
     err = prepare_query(d, peer, params, &q, cgroup, sizeof(cgroup));
     if (err)
@@ -347,10 +355,10 @@ static json_t *query_reply(struct daemon *d, const struct peer *peer, json_t *pa
     rows = json_array();
     for (size_t i = 0; i < res.n; i++)
         json_array_append_new(rows, row_json(&d->ring.intern, &res.rows[i], q.group_by));
-    err = vl_reply_new(json_pack("{s:I, s:I, s:I, s:o}", "start_ns", (json_int_t)res.start_ns,
-                                 "end_ns", (json_int_t)res.end_ns, "snapshots",
-                                 (json_int_t)res.snapshots, name, rows),
-                       false);
+    reply = json_pack("{s:I, s:I, s:I, s:o}", "start_ns", (json_int_t)res.start_ns, "end_ns",
+                      (json_int_t)res.end_ns, "snapshots", (json_int_t)res.snapshots, name, rows);
+    add_idle_ns(reply, &q, res.idle_ns);
+    err = vl_reply_new(reply, false);
     query_result_done(&res);
     return err;
 }
@@ -416,7 +424,7 @@ static json_t *method_timeline(void *userdata, const struct peer *peer, json_t *
     struct timeline_result res;
     char cgroup[PATH_MAX];
     json_int_t buckets = 60;
-    json_t *err, *a;
+    json_t *err, *a, *reply;
 
     if (json_object_get(params, "buckets") &&
         (!get_int(params, "buckets", &buckets) || buckets < 1 || buckets > TIMELINE_MAX_BUCKETS))
@@ -434,11 +442,12 @@ static json_t *method_timeline(void *userdata, const struct peer *peer, json_t *
     a = json_array();
     for (size_t b = 0; b < res.n; b++)
         json_array_append_new(a, bucket_json(&res, b));
-    err = vl_reply_new(
+    reply =
         json_pack("{s:I, s:I, s:I, s:I, s:I, s:o}", "start_ns", (json_int_t)res.start_ns, "end_ns",
                   (json_int_t)res.end_ns, "bucket_ns", (json_int_t)res.bucket_ns, "snapshots",
-                  (json_int_t)res.snapshots, "records", (json_int_t)res.records, "buckets", a),
-        false);
+                  (json_int_t)res.snapshots, "records", (json_int_t)res.records, "buckets", a);
+    add_idle_ns(reply, &q, res.idle_ns);
+    err = vl_reply_new(reply, false);
     timeline_result_done(&res);
     return err;
 }
@@ -682,7 +691,8 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
 /* And which window: all but Stuck, which is about now. */
 #define SELECTION_PARAMS                                                                           \
     WHO_PARAMS, {"since_ns", VL_INT, false}, {"until_ns", VL_INT, false},                          \
-    {"start_ns", VL_INT, false}, {"end_ns", VL_INT, false}, {"min_wait_ns", VL_INT, false}
+    {"start_ns", VL_INT, false}, {"end_ns", VL_INT, false}, {"min_wait_ns", VL_INT, false},   \
+    {"no_idle", VL_BOOL, false}
 /* clang-format on */
 
 static const struct vl_param dump_params[] = {

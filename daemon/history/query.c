@@ -2,6 +2,7 @@
 #include "query.h"
 #include "array.h"
 #include "cgroup_unit.h"
+#include "idle_wait.h"
 #include "macro.h"
 
 #include <errno.h>
@@ -153,6 +154,10 @@ static int collect_wakes(const struct ring *r, const struct query *q, struct que
             res->withheld++;
             continue;
         }
+        if (q->no_idle && idle_wait(&r->intern, &w->woken)) {
+            res->idle_ns += w->woken.total_ns;
+            continue;
+        }
         if (!query_record_waits(r, q, &w->woken, &waits))
             continue;
         if (array_reserve(&res->rows, cap, res->n + 1, sizeof(*res->rows), 1024) < 0)
@@ -163,7 +168,7 @@ static int collect_wakes(const struct ring *r, const struct query *q, struct que
 }
 
 int query_records(const struct ring *r, const struct query *q, struct min_wait_item **items,
-                  size_t *n, size_t *withheld)
+                  size_t *n, size_t *withheld, uint64_t *idle_ns)
 {
     size_t cap = 0;
 
@@ -181,6 +186,10 @@ int query_records(const struct ring *r, const struct query *q, struct min_wait_i
                 continue;
             if (q->uid >= 0 && rec->uid != q->uid) {
                 ++*withheld;
+                continue;
+            }
+            if (q->no_idle && idle_wait(&r->intern, rec)) {
+                *idle_ns += rec->total_ns;
                 continue;
             }
             if (array_reserve(items, &cap, *n + 1, sizeof(**items), 1024) < 0)
@@ -214,7 +223,7 @@ static int collect(const struct ring *r, const struct query *q, struct query_res
     }
     if (q->group_by & QUERY_WAKERS)
         return 0;
-    if (query_records(r, q, &items, &n, &res->withheld) < 0)
+    if (query_records(r, q, &items, &n, &res->withheld, &res->idle_ns) < 0)
         return -ENOMEM;
     for (size_t i = 0; i < n; i++) {
         if (!items[i].kept)
