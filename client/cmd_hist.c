@@ -15,6 +15,7 @@
 #include "render.h"
 #include "query_command.h"
 #include "selection.h"
+#include "stack_label.h"
 
 #define DEFAULT_LIMIT 10
 
@@ -68,7 +69,8 @@ static int show(const struct globals *g, const struct hist_options *o, const jso
         period_hist_add(&all, json_array_get(rows, i));
     for (size_t i = 0; o->by_stack && i < n; i++) {
         const json_t *row = json_array_get(rows, i);
-        _cleanup_free_ char *stack = render_folded_stack(row);
+        /* JSON keeps the folded stack; a person reads the wait first */
+        _cleanup_free_ char *stack = g->json ? render_folded_stack(row) : stack_label(row);
         struct period_hist h = {0};
         json_t *one;
 
@@ -81,7 +83,9 @@ static int show(const struct globals *g, const struct hist_options *o, const jso
             json_array_append_new(out, one);
             continue;
         }
-        printf("\n%s\n", stack);
+        putchar('\n');
+        stack_label_put(stdout, stack, stack_label_width(0));
+        putchar('\n');
         period_hist_print(stdout, &h);
     }
     if (!o->by_stack) {
