@@ -108,5 +108,18 @@ def test_flamegraph_and_diff_draw_no_idle_wait(daemon, run, tmp_path):
     assert "in the earlier window" in res.stderr and "in the later window" in res.stderr
 
 
+def test_wakers_leave_out_the_idle_waits(daemon, run):
+    truth, window = run
+    args = ("wakers", "--pid", str(truth["pid"]), "--state", "S", *window)
+    everything = daemon.ctl(*args).stdout
+    res = daemon.ctl(*args, "--no-idle")
+    assert "left out" in res.stderr
+    woken = [line.split(";--;")[0] for line in res.stdout.splitlines()]
+    assert any("__lll_lock_wait" in w for w in woken), woken
+    assert "epoll_wait" in everything
+    assert not any("epoll_wait" in w or "pthread_cond_timedwait" in w or "nanosleep" in w
+                   for w in woken), woken
+
+
 def test_no_idle_is_not_for_stuck(daemon):
     assert_fails(daemon, ["stuck", "--no-idle"], 2, "--no-idle does not apply to stuck")
