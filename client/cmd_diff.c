@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "commands.h"
 #include "daemon_call.h"
+#include "idle_note.h"
 #include "diff_folded.h"
 #include "flame_tree.h"
 #include "svg_flamegraph.h"
@@ -106,6 +107,7 @@ static int ask(const struct globals *g, json_t *params, const char *which, json_
 
     if (r != EXIT_OK)
         return r;
+    idle_note(g, *ret, which);
     if (json_array_size(json_object_get(*ret, "stacks")) == 0)
         return selection_no_data(params, which);
     return EXIT_OK;

@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "daemon_call.h"
+#include "idle_note.h"
 #include "duration.h"
 #include "macro.h"
 #include "pprof.h"
@@ -150,6 +151,7 @@ static int dump_run(struct query *q)
         ask_for_pprof(q->params);
     if (r == EXIT_OK && out->format != FORMAT_SVG) {
         r = daemon_call(q->g, "io.offcpud.Dump", q->params, &reply);
+        idle_note(q->g, reply, NULL);
         if (r == EXIT_OK && json_array_size(json_object_get(reply, "stacks")) == 0)
             return selection_no_data(q->params, "that window");
     }

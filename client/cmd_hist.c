@@ -9,11 +9,13 @@
 
 #include "commands.h"
 #include "daemon_call.h"
+#include "idle_note.h"
 #include "macro.h"
 #include "period_hist.h"
 #include "render.h"
 #include "query_command.h"
 #include "selection.h"
+#include "stack_label.h"
 
 #define DEFAULT_LIMIT 10
 
@@ -75,7 +77,8 @@ static int show(const struct globals *g, const struct hist_options *o, const jso
         period_hist_add(&all, json_array_get(rows, i));
     for (size_t i = 0; o->by_stack && i < n; i++) {
         const json_t *row = json_array_get(rows, i);
-        _cleanup_free_ char *stack = render_folded_stack(row);
+        /* JSON keeps the folded stack; a person reads the wait first */
+        _cleanup_free_ char *stack = g->json ? render_folded_stack(row) : stack_label(row);
         struct period_hist h = {0};
         json_t *one;
 
@@ -88,7 +91,9 @@ static int show(const struct globals *g, const struct hist_options *o, const jso
             json_array_append_new(out, one);
             continue;
         }
-        printf("\n%s\n", stack);
+        putchar('\n');
+        stack_label_put(stdout, stack, stack_label_width(0));
+        putchar('\n');
         period_hist_print(stdout, &h);
     }
     if (!o->by_stack) {
@@ -104,6 +109,7 @@ static int show(const struct globals *g, const struct hist_options *o, const jso
             json_pack("{s:O, s:O, s:O}", "start_ns", json_object_get(reply, "start_ns"), "end_ns",
                       json_object_get(reply, "end_ns"), "histograms", out);
 
+        idle_note_json(doc, reply);
         r = print_json(doc);
     }
     return finish_output(r);
@@ -123,6 +129,7 @@ static int hist_run(struct query *q)
     r = daemon_call(q->g, o->by_stack ? "io.offcpud.Dump" : "io.offcpud.Top", q->params, &reply);
     if (r != EXIT_OK)
         return r;
+    idle_note(q->g, reply, NULL);
     if (!json_array_size(json_object_get(reply, o->by_stack ? "stacks" : "rows")))
         return selection_no_data(q->params, "that window");
     return show(q->g, o, reply);

@@ -34,10 +34,12 @@ static int stuck_option(int c, const char *arg, struct query *q)
     case 'S':
     case 'U':
     case 'W':
+    case 'I':
         return usage_error("%s does not apply to stuck, which is about now (use --min)",
                            c == 'S'   ? "--since"
                            : c == 'U' ? "--until"
-                                      : "--min-wait");
+                           : c == 'W' ? "--min-wait"
+                                      : "--no-idle");
     default:
         return -ENOENT;
     }

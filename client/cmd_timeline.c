@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "daemon_call.h"
+#include "idle_note.h"
 #include "render.h"
 #include "query_command.h"
 #include "selection.h"
@@ -73,6 +74,7 @@ static int timeline_run(struct query *q)
 
     if (r != EXIT_OK)
         return r;
+    idle_note(q->g, reply, NULL);
     return finish_output(print_timeline(q->params, reply, q->g->json));
 }
 

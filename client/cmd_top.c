@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "daemon_call.h"
+#include "idle_note.h"
 #include "duration.h"
 #include "macro.h"
 #include "query_command.h"
@@ -78,6 +79,7 @@ static int show(const struct globals *g, const struct top_options *o, json_t *pa
 
     if (r != EXIT_OK)
         return r;
+    idle_note(g, reply, NULL);
     r = top_table_build(reply, o->by, &t);
     if (r < 0)
         return fail("building the table: %s", strerror(-r));
@@ -91,6 +93,7 @@ static int show(const struct globals *g, const struct top_options *o, json_t *pa
         json_object_set(out, "hidden_processes", json_object_get(reply, "hidden_processes"));
         if (json_object_get(reply, "history_start_ns"))
             json_object_set(out, "history_start_ns", json_object_get(reply, "history_start_ns"));
+        idle_note_json(out, reply);
         /* with --watch, one document per line: a stream a program can follow */
         if (o->watch) {
             json_dumpf(out, stdout, JSON_COMPACT);

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "daemon_call.h"
+#include "idle_note.h"
 #include "duration.h"
 #include "macro.h"
 #include "render.h"
@@ -80,6 +81,7 @@ static int wakers_run(struct query *q)
 
     if (r != EXIT_OK)
         return r;
+    idle_note(q->g, reply, NULL);
     if (json_array_size(json_object_get(reply, "stacks")) == 0)
         return selection_no_data(q->params, "that window (is offcpud running with wakers = yes?)");
     return query_write(q, write_wakers, &job, &bytes);

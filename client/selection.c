@@ -135,6 +135,9 @@ int selection_option(int c, const char *arg, json_t *params)
         return parse_time("--until", arg, params, "until_ns", "end_ns");
     case 'W':
         return parse_min_wait(arg, params);
+    case 'I':
+        json_object_set_new(params, "no_idle", json_true());
+        return EXIT_OK;
     default:
         return -ENOENT;
     }

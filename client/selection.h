@@ -16,8 +16,9 @@
         {"cgroup", required_argument, NULL, 'c'}, {"unit", required_argument, NULL, 'u'},          \
         {"comm", required_argument, NULL, 'n'}, {"state", required_argument, NULL, 's'},           \
         {"since", required_argument, NULL, 'S'}, {"until", required_argument, NULL, 'U'},          \
+        {"min-wait", required_argument, NULL, 'W'},                                                \
     {                                                                                              \
-        "min-wait", required_argument, NULL, 'W'                                                   \
+        "no-idle", no_argument, NULL, 'I'                                                          \
     }
 
 /* Their lines of a command's --help. */
@@ -30,7 +31,9 @@
     "  --state S|D|R|I|T|t    task state when it blocked (see offcpuctl --help)\n"                 \
     "  --since DURATION|@T    start: back from now (60s, 5m) or a Unix time\n"                     \
     "  --until DURATION|@T    end: back from now or a Unix time (default now)\n"                   \
-    "  --min-wait DURATION    only waits at least that long (see offcpuctl(1) for the edges)\n"
+    "  --min-wait DURATION    only waits at least that long (see offcpuctl(1) for the edges)\n"    \
+    "  --no-idle              leave out idle waits: poll, epoll, select, sleeps, condition\n"      \
+    "                         variables (see offcpuctl(1) for the rule)\n"
 
 /* Handles getopt_long's c if it is a selection option, putting it into
  * params: returns EXIT_OK, or EXIT_USAGE after the one-line message; returns

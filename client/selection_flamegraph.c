@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "daemon_call.h"
+#include "idle_note.h"
 #include "flame_tree.h"
 #include "macro.h"
 #include "render.h"
@@ -77,6 +78,7 @@ int selection_flamegraph(const struct globals *g, json_t *params,
     r = daemon_call(g, "io.offcpud.Dump", params, &dump);
     if (r != EXIT_OK)
         return r;
+    idle_note(g, dump, NULL);
     if (json_array_size(json_object_get(dump, "stacks")) == 0)
         return selection_no_data(params, "that window");
     if (req->timeline) {

@@ -10,6 +10,7 @@
 #include "macro.h"
 #include "name_escape.h"
 #include "render.h"
+#include "stack_label.h"
 
 static const char *const by_names[] = {
     [TOP_BY_PROCESS] = "process", [TOP_BY_THREAD] = "thread", [TOP_BY_CGROUP] = "cgroup",
@@ -115,6 +116,8 @@ static struct top_row *row_for(struct top_table *t, const json_t *r)
         row->key = key;
         key = NULL;
     }
+    if (t->by == TOP_BY_STACK && !(row->label = stack_label(r)))
+        return NULL;
     return row;
 }
 
@@ -197,6 +200,7 @@ void top_table_done(struct top_table *t)
 {
     for (size_t i = 0; i < t->n; i++) {
         free(t->rows[i].key);
+        free(t->rows[i].label);
         free(t->rows[i].comm);
     }
     free(t->rows);
@@ -228,6 +232,8 @@ void top_table_print(FILE *f, const struct top_table *t, size_t limit)
                                              [TOP_BY_COMM] = "COMM",
                                              [TOP_BY_STACK] = "STACK"};
     size_t n = limit && limit < t->n ? limit : t->n;
+    /* the columns before a stack: TOTAL (9), the states' and RUNQ (10 each), %WIN (10) */
+    size_t width = stack_label_width(9 + (ARRAY_SIZE(t->rows->state_ns) + 1) * 10 + 10);
     char window[96], buf[32];
 
     fprintf(f, "off-CPU time by %s, %s\n", by_names[t->by],
@@ -246,8 +252,10 @@ void top_table_print(FILE *f, const struct top_table *t, size_t limit)
             fprintf(f, "%7lld ", (long long)row->pid);
         else if (t->by == TOP_BY_THREAD)
             fprintf(f, "%7lld %7lld ", (long long)row->tid, (long long)row->pid);
-        /* a name, for a terminal (a stack is folded text already) */
-        name_escape_put(f, row->key ?: row->comm ?: "?", NAME_ESCAPE_CONTROL);
+        if (row->label) /* the wait first, cut from the root end to the line */
+            stack_label_put(f, row->label, width);
+        else /* a name, for a terminal */
+            name_escape_put(f, row->key ?: row->comm ?: "?", NAME_ESCAPE_CONTROL);
         fputc('\n', f);
     }
     if (n < t->total)

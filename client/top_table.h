@@ -23,6 +23,7 @@ enum top_by {
 
 struct top_row {
     char *key;        /* the cgroup, unit, comm or stack; NULL by process or thread */
+    char *label;      /* by stack: the stack wait first (stack_label.h), for a terminal */
     char *comm;       /* its comm with the most time (process, thread) */
     int64_t pid, tid; /* by process, thread */
     uint64_t comm_ns; /* the time of that comm */

@@ -221,6 +221,7 @@ static json_t *parse_filters(struct daemon *d, json_t *params, struct query *q, 
             return vl_invalid_parameter("min_wait_ns");
         q->min_wait_ns = (uint64_t)v;
     }
+    q->no_idle = json_is_true(json_object_get(params, "no_idle"));
     q->histograms = json_is_true(json_object_get(params, "histograms"));
     if (get_int(params, "limit", &v)) {
         if (v <= 0)
@@ -352,6 +353,13 @@ static json_t *answer_notes(struct daemon *d, const struct query *q, size_t with
     return o;
 }
 
+/* What --no-idle left out, in a reply that asked for it. */
+static void add_idle_ns(json_t *reply, const struct query *q, uint64_t idle_ns)
+{
+    if (q->no_idle)
+        json_object_set_new(reply, "idle_ns", json_integer((json_int_t)idle_ns));
+}
+
 static json_t *out_of_memory(void)
 {
     return vl_error_new("io.offcpud.InvalidRequest",
@@ -387,6 +395,7 @@ static json_t *query_reply(struct daemon *d, const struct peer *peer, json_t *pa
     if (q.limit)
         json_object_set_new(reply, "stacks_total", json_integer((json_int_t)res.stacks));
     json_object_update_new(reply, answer_notes(d, &q, res.withheld));
+    add_idle_ns(reply, &q, res.idle_ns);
     err = vl_reply_new(reply, false);
     query_result_done(&res);
     return err;
@@ -476,6 +485,7 @@ static json_t *method_timeline(void *userdata, const struct peer *peer, json_t *
                   (json_int_t)res.end_ns, "bucket_ns", (json_int_t)res.bucket_ns, "snapshots",
                   (json_int_t)res.snapshots, "records", (json_int_t)res.records, "buckets", a);
     json_object_update_new(reply, answer_notes(d, &q, res.withheld));
+    add_idle_ns(reply, &q, res.idle_ns);
     err = vl_reply_new(reply, false);
     timeline_result_done(&res);
     return err;
@@ -720,7 +730,8 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
 /* And which window: all but Stuck, which is about now. */
 #define SELECTION_PARAMS                                                                           \
     WHO_PARAMS, {"since_ns", VL_INT, false}, {"until_ns", VL_INT, false},                          \
-    {"start_ns", VL_INT, false}, {"end_ns", VL_INT, false}, {"min_wait_ns", VL_INT, false}
+    {"start_ns", VL_INT, false}, {"end_ns", VL_INT, false}, {"min_wait_ns", VL_INT, false},   \
+    {"no_idle", VL_BOOL, false}
 /* clang-format on */
 
 static const struct vl_param dump_params[] = {

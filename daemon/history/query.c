@@ -2,6 +2,7 @@
 #include "query.h"
 #include "array.h"
 #include "cgroup_unit.h"
+#include "idle_wait.h"
 #include "macro.h"
 
 #include <errno.h>
@@ -260,6 +261,10 @@ static int collect_wakes(struct merging *m, const struct snapshot *snap)
             m->res->withheld++;
             continue;
         }
+        if (m->q->no_idle && idle_wait(&m->r->intern, &w->woken)) {
+            m->res->idle_ns += w->woken.total_ns;
+            continue;
+        }
         if (!query_record_waits(m->r, m->q, &w->woken, &waits))
             continue;
         row_from_wake(&row, w, m->q, &waits);
@@ -270,9 +275,11 @@ static int collect_wakes(struct merging *m, const struct snapshot *snap)
 }
 
 /* Calls visit for each record of q's window it selects and the peer may see,
- * its waits all of the record's; counts the withheld ones. */
+ * its waits all of the record's; counts the withheld ones, and adds the time
+ * of the idle waits q->no_idle leaves out to *idle_ns. */
 static int each_record(const struct ring *r, const struct query *q, size_t *withheld,
-                       int (*visit)(void *ctx, const struct min_wait_item *item), void *ctx)
+                       uint64_t *idle_ns, int (*visit)(void *ctx, const struct min_wait_item *item),
+                       void *ctx)
 {
     for (size_t s = 0; s < r->n; s++) {
         const struct snapshot *snap = r->snaps[s];
@@ -287,6 +294,10 @@ static int each_record(const struct ring *r, const struct query *q, size_t *with
                 continue;
             if (q->uid >= 0 && rec->uid != q->uid) {
                 ++*withheld;
+                continue;
+            }
+            if (q->no_idle && idle_wait(&r->intern, rec)) {
+                *idle_ns += rec->total_ns;
                 continue;
             }
             ret = visit(ctx, &(struct min_wait_item){
@@ -318,10 +329,10 @@ static int append_item(void *ctx, const struct min_wait_item *item)
 }
 
 int query_records(const struct ring *r, const struct query *q, struct min_wait_item **items,
-                  size_t *n, size_t *withheld)
+                  size_t *n, size_t *withheld, uint64_t *idle_ns)
 {
     struct item_list l = {0};
-    int ret = each_record(r, q, withheld, append_item, &l);
+    int ret = each_record(r, q, withheld, idle_ns, append_item, &l);
 
     *items = NULL;
     *n = 0;
@@ -366,8 +377,8 @@ static int collect(struct merging *m)
     /* a record's waits of at least min_wait_ns are decided with the other
      * intervals' records of its task at hand (min_wait.h) */
     if (!q->min_wait_ns)
-        return each_record(r, q, &m->res->withheld, merge_record, m);
-    if (query_records(r, q, &items, &n, &m->res->withheld) < 0)
+        return each_record(r, q, &m->res->withheld, &m->res->idle_ns, merge_record, m);
+    if (query_records(r, q, &items, &n, &m->res->withheld, &m->res->idle_ns) < 0)
         return -ENOMEM;
     for (size_t i = 0; i < n; i++)
         if (items[i].kept && merge_record(m, &items[i]) < 0)

@@ -32,6 +32,7 @@ struct query {
     char state; /* 0: any */
     uint64_t min_total_ns;
     uint64_t min_wait_ns; /* only waits at least that long (min_wait.h); 0: all */
+    bool no_idle;         /* leave out idle waits (idle_wait.h), their time counted */
     unsigned group_by;
     int64_t uid;          /* < 0: any; else only records of this uid, the others withheld */
     bool collapse_kernel; /* every kernel stack reads as QUERY_KERNEL_COLLAPSED */
@@ -67,6 +68,7 @@ struct query_result {
     size_t snapshots;
     size_t withheld;          /* records that matched but belong to other users */
     size_t stacks;            /* with limit: the stacks there were, limit or not */
+    uint64_t idle_ns;         /* time of the idle waits no_idle left out */
     int64_t start_ns, end_ns; /* what the chosen snapshots cover */
 };
 
@@ -86,9 +88,10 @@ bool query_record_waits(const struct ring *r, const struct query *q, const struc
 
 /* The records of q's window it selects and the peer may see, with the waits
  * q keeps of each (kept false: none), in *items (malloc'ed, *n of them);
- * counts the withheld ones. */
+ * counts the withheld ones, and adds the time of the idle waits left out to
+ * *idle_ns. */
 int query_records(const struct ring *r, const struct query *q, struct min_wait_item **items,
-                  size_t *n, size_t *withheld);
+                  size_t *n, size_t *withheld, uint64_t *idle_ns);
 /* Is the cgroup at path want, or below it? */
 bool query_in_cgroup(const char *path, const char *want);
 

@@ -94,7 +94,7 @@ int timeline_run(const struct ring *r, const struct query *q, size_t buckets,
     res->ns = calloc(res->n, sizeof(*res->ns));
     if (!res->ns)
         return -ENOMEM;
-    ret = query_records(r, q, &items, &n, &res->withheld);
+    ret = query_records(r, q, &items, &n, &res->withheld, &res->idle_ns);
     if (ret < 0)
         return ret;
     add_records(r, items, n, res);

@@ -20,8 +20,9 @@ struct timeline_result {
     size_t n;
     uint64_t (*ns)[TIMELINE_STATES]; /* per bucket, by the index in PROTOCOL_STATES */
     size_t snapshots;
-    size_t records;  /* that matched and were counted */
-    size_t withheld; /* that matched but belong to other users (q->uid) */
+    size_t records;   /* that matched and were counted */
+    size_t withheld;  /* that matched but belong to other users (q->uid) */
+    uint64_t idle_ns; /* time of the idle waits q->no_idle left out */
 };
 
 /* Splits q's window into buckets (1..TIMELINE_MAX_BUCKETS: the caller checks) intervals and

@@ -25,7 +25,7 @@ static const struct {
 } options[] = {
     {'p', "42"}, {'t', "43"},  {'c', "/system.slice"}, {'u', "nginx"}, {'n', "bash"},
     {'s', "D"},  {'S', "60s"}, {'S', "@1700000000"},   {'U', "10s"},   {'U', "@1700000001"},
-    {'W', "1s"},
+    {'W', "1s"}, {'I', ""},
 };
 
 static const char *value_type(const json_t *v)
@@ -90,13 +90,14 @@ int main(void)
     for (size_t i = 0; i < ARRAY_SIZE(options); i++)
         CHECK(selection_option(options[i].c, options[i].arg, params) == EXIT_OK, "-%c %s",
               options[i].c, options[i].arg);
-    /* the window's keys and --min-wait apart: Stuck has neither (it has --min) */
+    /* the window's keys, --min-wait and --no-idle apart: Stuck has none (it has --min) */
     who = json_deep_copy(params);
     json_object_del(who, "since_ns");
     json_object_del(who, "until_ns");
     json_object_del(who, "start_ns");
     json_object_del(who, "end_ns");
     json_object_del(who, "min_wait_ns");
+    json_object_del(who, "no_idle");
     check_declared("io.offcpud.Stuck", who);
     check_covered("io.offcpud.Stuck", who, stuck_own);
     check_declared("io.offcpud.Timeline", params);

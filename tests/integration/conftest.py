@@ -210,6 +210,18 @@ def run_workload(name: str, *args: str, timeout=60) -> dict:
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
+def workload_window(daemon, name: str, *args: str):
+    """Run a workload to its end: (its measurement, a window that holds all of it, as
+    --since/--until, to a second after it ended)."""
+    started = time.time_ns()
+    truth = run_workload(name, *args)
+    ended = time.time_ns()
+    time.sleep(0.5)  # the last snapshot with it drained
+    reply = daemon.dump_json("--pid", str(truth["pid"]), "--since", "60s")
+    return truth, ("--since", at(min(started, reply["start_ns"]) - 1),
+                   "--until", at(ended + 10**9))
+
+
 def cgroup2_mount() -> Path:
     for line in Path("/proc/self/mountinfo").read_text().splitlines():
         left, right = line.split(" - ", 1)

@@ -3,6 +3,7 @@ periods in the bucket of 8 to 16 ms, while the main thread, joining it, waits on
 long as the whole run: the same kind of total, another shape. hist shows both, of a
 selection and per stack, with the longest period; a restart keeps them."""
 import json
+import re
 
 from conftest import Daemon, assert_fails, at, run_workload, within
 
@@ -42,6 +43,24 @@ def test_one_long_wait_apart_from_many_short(daemon):
     assert within(join["max_ns"], truth["nanosleep_ns"], 0.05), (join, truth)
     assert join["total_ns"] == join["max_ns"], join
     assert join["hist"][bucket_of(join["max_ns"])] == 1 and sum(join["hist"]) == 1, join
+
+
+def test_stack_labels_start_with_the_wait(daemon):
+    """hist --by stack heads each histogram with its stack wait first ("leaf < caller <
+    ..."); --json keeps the folded stack."""
+    truth = run_workload("sleep_and_pipe", "--sleeps", "20", "--writes", "5")
+    args = ("--pid", str(truth["pid"]), "--by", "stack", "--limit", "0")
+    leaves = set()
+    for h in hist_json(daemon, *args)["histograms"]:
+        frames = h["stack"].split(";")[1:]
+        user, kernel = frames[:frames.index("-")], frames[frames.index("-") + 1:]
+        leaves.add((user or kernel)[-1])
+    lines = daemon.ctl("hist", *args).stdout.splitlines()
+    labels = [lines[i - 1] for i, line in enumerate(lines) if line.strip().startswith("usecs")]
+    firsts = [re.split(r" < | \[kernel: | \(| \.\.\.$", label, maxsplit=1)[0] for label in labels]
+    assert labels and all(f in leaves for f in firsts), (leaves, labels)
+    assert any(label.startswith("clock_nanosleep < ") and
+               " < block_in_nanosleep_100x10ms < " in label for label in labels), labels
 
 
 def test_bad_by(daemon):

@@ -3,22 +3,15 @@ sleeps 100 ms at a time in one thread, 1.5 s at a time in another, and both from
 in a third: --min-wait 1s keeps exactly the 1.5 s sleeps, also out of the mixed stack, whose
 100 ms periods lie two buckets below the one that holds 1 s."""
 import json
-import time
 import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import assert_fails, at, run_workload, within
+from conftest import assert_fails, within, workload_window
 
 @pytest.fixture(scope="module")
 def run(daemon):
-    started = time.time_ns()
-    truth = run_workload("known_periods", "--long", "3")
-    ended = time.time_ns()
-    time.sleep(0.5)  # the last snapshot with it drained
-    reply = daemon.dump_json("--pid", str(truth["pid"]), "--since", "60s")
-    window = ("--since", at(min(started, reply["start_ns"]) - 1), "--until", at(ended + 10**9))
-    return truth, window
+    return workload_window(daemon, "known_periods", "--long", "3")
 
 
 def stacks(daemon, truth, window, *args):

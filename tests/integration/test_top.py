@@ -1,6 +1,8 @@
 """offcpuctl top against workloads whose blocking is known: per process, thread and
 comm, per state, the same totals as dump over the same window; --watch refreshes."""
 import json
+import os
+import re
 import signal
 import subprocess
 import time
@@ -148,3 +150,34 @@ def test_bad_input(daemon, runs):
         res = daemon.ctl("top", *args, check=False)
         assert res.returncode == code, (args, res)
         assert cause in res.stderr and res.stderr.count("\n") == 1, (args, res.stderr)
+
+
+def leaf_of(folded):
+    """The frame a folded stack blocked in: its user leaf, else its kernel leaf."""
+    frames = folded.split(";")[1:]
+    user, kernel = frames[:frames.index("-")], frames[frames.index("-") + 1:]
+    return (user or kernel)[-1]
+
+
+def first_frame(label):
+    return re.split(r" < | \[kernel: | \(| \.\.\.$", label, maxsplit=1)[0]
+
+
+def test_stack_labels_start_with_the_wait(daemon, runs):
+    """top --by stack prints each stack wait first ("leaf < caller < ..."), cut from its
+    root end to the line; --json keeps the folded stack."""
+    sleeper, _, window = runs
+    args = ("--pid", str(sleeper["pid"]), "--by", "stack", "--limit", "0", *window)
+    leaves = {leaf_of(r["stack"]) for r in top_json(daemon, *args)["rows"]}
+    for columns, cut in (("1000", False), ("100", True)):
+        res = subprocess.run([str(OFFCPUCTL), "--socket", daemon.sock, "top", *args],
+                             capture_output=True, text=True, timeout=60, check=True,
+                             env={**os.environ, "COLUMNS": columns})
+        labels = [line.split("%  ", 1)[1] for line in res.stdout.splitlines()[2:]]
+        assert labels and all(first_frame(label) in leaves for label in labels), (leaves, labels)
+        if cut:  # the columns before the stack take 79; a stack gets 40 at least
+            assert all(len(label) <= 40 or " < " not in label[:40] for label in labels), labels
+            assert any(label.endswith(" ...") for label in labels), labels
+        else:
+            assert any(label.startswith("clock_nanosleep < ") and
+                       " < block_in_nanosleep_100x10ms < " in label for label in labels), labels
