@@ -1,6 +1,6 @@
-"""offcpuctl diff: two windows of one cgroup, the first reading a pipe most, the second
-waiting for vfork children; the diff must say which grew and which shrank, per second of
-window. Frames are the kernel's, named whatever the user stacks' unwinding found."""
+"""offcpuctl diff: two windows of one cgroup, the first reading a pipe most (and sleeping
+in many_sleepers, which is gone after), the second waiting for vfork children; the diff
+must say which grew, which shrank and which vanished, per second of window. Frames are the kernel's, named whatever the user stacks' unwinding found."""
 import json
 import re
 import time
@@ -36,12 +36,14 @@ def run_in(daemon, cgroup, since, *workloads):
 
 @pytest.fixture(scope="module")
 def windows(daemon):
-    """(selection, before window, after window): before, 100 pipe reads 20 ms apart (2 s);
-    after, 5 of them beside 300 vfork waits of 5 ms (1.5 s in D)."""
+    """(selection, before window, after window): before, 100 pipe reads 20 ms apart (2 s)
+    and two threads sleeping 1 s; after, 5 pipe reads beside 300 vfork waits of 5 ms (1.5 s
+    in D)."""
     cgroup = cgroup2_mount() / f"offcpud-diff-{time.time_ns()}"
     cgroup.mkdir()
     t0 = time.time_ns()
-    t1 = run_in(daemon, cgroup, t0, ("sleep_and_pipe", "--sleeps", "10", "--writes", "100"))
+    t1 = run_in(daemon, cgroup, t0, ("sleep_and_pipe", "--sleeps", "10", "--writes", "100"),
+                ("many_sleepers", "--threads", "2", "--seconds", "1"))
     t2 = run_in(daemon, cgroup, t1, ("sleep_and_pipe", "--sleeps", "10", "--writes", "5"),
                 ("vfork_waits", "--forks", "300"))
     yield (("--cgroup", str(cgroup)), ("--before-since", unix(t0), "--before-until", unix(t1)),
@@ -131,6 +133,52 @@ def test_svg_red_grew_blue_shrank(daemon, windows, tmp_path):
     assert r == 255 and g < 200 and b < 200, "grew: red"
     r, g, b = next(fill for name, fill in fills if name == "sleep_and_pipe")
     assert b == 255 and r < 200 and g < 200, "shrank: blue"
+
+
+def parse_ns(text):
+    """render_ns's "12.5ms" as ns."""
+    number, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", text).groups()
+    return float(number) * {"us": 1e3, "ms": 1e6, "s": 1e9}[unit]
+
+
+def diff_frames(path):
+    """name -> [(before ns/s, after ns/s, change word, width px, share drawn hatched)]"""
+    frames = {}
+    for g in ET.parse(path).getroot().iter(f"{SVG}g"):
+        if g.get("class") != "f":
+            continue
+        name, figures = g.find(f"{SVG}title").text.rsplit(" (", 1)
+        m = re.fullmatch(r"before (\S+)/s, after (\S+)/s, (new|vanished|change [-+]\S+/s, "
+                         r"[-+]\d+%)\)", figures)
+        assert m, figures
+        rects = g.findall(f"{SVG}rect")
+        lost = [r for r in rects if r.get("class") == "lost"]
+        hatched = 1 - float(lost[0].get("data-keep")) if lost else 0
+        frames.setdefault(name, []).append((parse_ns(m[1]), parse_ns(m[2]), m[3].split()[0],
+                                            float(rects[0].get("width")), hatched))
+    return frames
+
+
+def test_svg_draws_grown_shrunk_and_vanished(daemon, windows, tmp_path):
+    """All three are drawn at their larger width, with both rates in the title: the
+    vanished one all hatched, the shrunk one partly, the new one not at all."""
+    selection, before, after = windows
+    out = tmp_path / "diff.svg"
+    daemon.ctl("diff", *selection, *before, *after, "-o", str(out))
+    frames = diff_frames(out)
+    (b, a, word, width, hatched), = frames["vfork_waits"]
+    assert b == 0 < a and word == "new" and hatched == 0, frames["vfork_waits"]
+    px_per_ns_s = width / a  # the graph's scale, the same for every frame
+    (b, a, word, width, hatched), = frames["sleep_and_pipe"]
+    assert b > 3 * a > 0 and word == "change", frames["sleep_and_pipe"]
+    # as wide as before at least (its sleeps, a small part, may have grown per second)
+    assert b * px_per_ns_s * 0.98 <= width <= (a + b) * px_per_ns_s, (b, a, width)
+    assert hatched == pytest.approx(1 - a * px_per_ns_s / width, abs=0.02), "lost: hatched"
+    vanished = frames["sleeper_main"]
+    assert all(b > 0 == a and word == "vanished" and hatched == 1 and width > 0
+               for b, a, word, width, hatched in vanished), vanished
+    b = sum(v[0] for v in vanished)
+    assert sum(v[3] for v in vanished) == pytest.approx(b * px_per_ns_s, rel=0.05)
 
 
 @pytest.mark.parametrize("args, code, message", [
