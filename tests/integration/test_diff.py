@@ -42,8 +42,12 @@ def windows(daemon):
     cgroup = cgroup2_mount() / f"offcpud-diff-{time.time_ns()}"
     cgroup.mkdir()
     t0 = time.time_ns()
-    t1 = run_in(daemon, cgroup, t0, ("sleep_and_pipe", "--sleeps", "10", "--writes", "100"),
-                ("many_sleepers", "--threads", "2", "--seconds", "1"))
+    run_in(daemon, cgroup, t0, ("sleep_and_pipe", "--sleeps", "10", "--writes", "100"),
+           ("many_sleepers", "--threads", "2", "--seconds", "1"))
+    # the snapshot in progress at the windows' meeting, which counts in the later one
+    # (by its end), holds nothing of the first run: what vanished is gone from it
+    time.sleep(1)
+    t1 = time.time_ns()
     t2 = run_in(daemon, cgroup, t1, ("sleep_and_pipe", "--sleeps", "10", "--writes", "5"),
                 ("vfork_waits", "--forks", "300"))
     yield (("--cgroup", str(cgroup)), ("--before-since", unix(t0), "--before-until", unix(t1)),
@@ -168,17 +172,16 @@ def test_svg_draws_grown_shrunk_and_vanished(daemon, windows, tmp_path):
     frames = diff_frames(out)
     (b, a, word, width, hatched), = frames["vfork_waits"]
     assert b == 0 < a and word == "new" and hatched == 0, frames["vfork_waits"]
-    px_per_ns_s = width / a  # the graph's scale, the same for every frame
+    # the graph's scale, the same for every frame; titles say 1.5s/s to 5% at worst
+    px_per_ns_s, slack = width / a, 0.06
     (b, a, word, width, hatched), = frames["sleep_and_pipe"]
     assert b > 3 * a > 0 and word == "change", frames["sleep_and_pipe"]
     # as wide as before at least (its sleeps, a small part, may have grown per second)
-    assert b * px_per_ns_s * 0.98 <= width <= (a + b) * px_per_ns_s, (b, a, width)
+    assert (1 - slack) * b <= width / px_per_ns_s <= (1 + slack) * (a + b), (b, a, width)
     assert hatched == pytest.approx(1 - a * px_per_ns_s / width, abs=0.02), "lost: hatched"
-    vanished = frames["sleeper_main"]
-    assert all(b > 0 == a and word == "vanished" and hatched == 1 and width > 0
-               for b, a, word, width, hatched in vanished), vanished
-    b = sum(v[0] for v in vanished)
-    assert sum(v[3] for v in vanished) == pytest.approx(b * px_per_ns_s, rel=0.05)
+    (b, a, word, width, hatched), = frames["many_sleepers"]
+    assert b > 0 == a and word == "vanished" and hatched == 1, frames["many_sleepers"]
+    assert width / px_per_ns_s == pytest.approx(b, rel=slack), "as wide as before"
 
 
 @pytest.mark.parametrize("args, code, message", [
