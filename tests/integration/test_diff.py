@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from conftest import assert_fails, cgroup2_mount, workload_in
+from devtools import Chromium
 
 SVG = "{http://www.w3.org/2000/svg}"
 VFORK = "sys_vfork"  # the vfork system call: its wait is inlined here and there
@@ -37,7 +38,7 @@ def run_in(daemon, cgroup, since, *workloads):
 @pytest.fixture(scope="module")
 def windows(daemon):
     """(selection, before window, after window): before, 100 pipe reads 20 ms apart (2 s)
-    and two threads sleeping 1 s; after, 5 pipe reads beside 300 vfork waits of 5 ms (1.5 s
+    and two threads sleeping 1 s; after, 2 pipe reads beside 300 vfork waits of 5 ms (1.5 s
     in D)."""
     cgroup = cgroup2_mount() / f"offcpud-diff-{time.time_ns()}"
     cgroup.mkdir()
@@ -48,7 +49,7 @@ def windows(daemon):
     # (by its end), holds nothing of the first run: what vanished is gone from it
     time.sleep(1)
     t1 = time.time_ns()
-    t2 = run_in(daemon, cgroup, t1, ("sleep_and_pipe", "--sleeps", "10", "--writes", "5"),
+    t2 = run_in(daemon, cgroup, t1, ("sleep_and_pipe", "--sleeps", "10", "--writes", "2"),
                 ("vfork_waits", "--forks", "300"))
     yield (("--cgroup", str(cgroup)), ("--before-since", unix(t0), "--before-until", unix(t1)),
            ("--since", unix(t1), "--until", unix(t2)))
@@ -182,6 +183,50 @@ def test_svg_draws_grown_shrunk_and_vanished(daemon, windows, tmp_path):
     (b, a, word, width, hatched), = frames["many_sleepers"]
     assert b > 0 == a and word == "vanished" and hatched == 1, frames["many_sleepers"]
     assert width / px_per_ns_s == pytest.approx(b, rel=slack), "as wide as before"
+
+
+# a frame of that name on screen: its box, the share in colour, and its hatched part's box
+LOST_JS = """(() => {
+  for (const g of document.querySelectorAll("g.f")) {
+    if (!g.querySelector("title").textContent.startsWith(%r + " (")) continue;
+    const r = g.querySelector("rect").getBoundingClientRect(), l = g.querySelector("rect.lost");
+    const b = l ? l.getBoundingClientRect() : {x: null, width: null};
+    return {x: r.x, y: r.y, w: r.width, h: r.height, lx: b.x, lw: b.width,
+            keep: l ? Number(l.getAttribute("data-keep")) : 1};
+  }
+  return null;
+})()"""
+
+
+def test_svg_in_a_browser_hatches_what_was_lost(daemon, windows, tmp_path):
+    """In chromium: the vanished frame is painted hatched, and a zoom keeps a shrunk frame's
+    hatched part where it belongs (flamegraph.js moves it with the frame)."""
+    selection, before, after = windows
+    out = tmp_path / "diff.svg"
+    daemon.ctl("diff", *selection, *before, *after, "-o", str(out))
+    (tmp_path / "chromium").mkdir()
+    page = Chromium(tmp_path / "chromium")
+    try:
+        page.load(out.as_uri())
+        assert page.errors() == []
+        gone = page.js(LOST_JS % "many_sleepers")
+        assert gone["keep"] == 0 and gone["lx"] == pytest.approx(gone["x"], abs=0.5) and \
+            gone["lw"] == pytest.approx(gone["w"], abs=0.5), gone
+        shot = page.screenshot()
+        row = {shot.getpixel((int(gone["x"] + i), int(gone["y"] + gone["h"] / 2)))[:3]
+               for i in range(2, int(gone["w"]) - 2)}
+        assert (70, 90, 220) in row and (225, 232, 255) in row, "stripes on pale blue"
+
+        shrunk = page.js(LOST_JS % "sleep_and_pipe")
+        assert 0 < shrunk["keep"] < 1, shrunk
+        page.reply(page.click(shrunk["x"] + 2, shrunk["y"] + shrunk["h"] / 2))
+        zoomed = page.js(LOST_JS % "sleep_and_pipe")
+        assert zoomed["w"] == pytest.approx(1180, abs=1), zoomed
+        assert zoomed["lx"] == pytest.approx(zoomed["x"] + zoomed["keep"] * zoomed["w"], abs=0.5)
+        assert zoomed["lw"] == pytest.approx((1 - zoomed["keep"]) * zoomed["w"], abs=0.5)
+        assert page.errors() == []
+    finally:
+        page.close()
 
 
 @pytest.mark.parametrize("args, code, message", [
