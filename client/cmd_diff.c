@@ -24,8 +24,9 @@ static void diff_usage(FILE *f)
             "Usage: offcpuctl [--socket PATH] [--json] diff --before-since T [OPTIONS] [-o FILE]\n"
             "Compare two windows of the same selection: one line per stack, \"stack BEFORE\n"
             "AFTER\" (flamegraph's difffolded format), each value microseconds off-CPU per\n"
-            "second of its window; with -o, a flame graph of the later window coloured by\n"
-            "change (red grew, blue shrank).\n\n" SELECTION_HELP
+            "second of its window; with -o, a flame graph of both windows, each stack as\n"
+            "wide as in the window where it was larger: coloured by change (red grew,\n"
+            "blue shrank), hatched where time was lost (shrunk, vanished).\n\n" SELECTION_HELP
             "  --before-since T       start of the earlier window (DURATION back, or @UNIXTIME)\n"
             "  --before-until T       its end (default: the later window's start, --since)\n"
             "  -o, --output FILE      write the differential SVG there\n"
@@ -135,9 +136,10 @@ static int write_svg(FILE *f, const json_t *params, const json_t *before, const 
     if (r == 0)
         r = flame_tree_add(&t, before, FLAME_BEFORE);
     if (r == 0) {
+        flame_tree_diff_widths(&t, o.before_s > 0 ? o.now_s / o.before_s : 0);
         selection_title(params, "Change in off-CPU time per second", title, sizeof(title));
         snprintf(
-            subtitle, sizeof(subtitle), "before %s; after %s",
+            subtitle, sizeof(subtitle), "before %s; after %s; hatched: time lost since before",
             render_window(json_integer_value(json_object_get(before, "start_ns")),
                           json_integer_value(json_object_get(before, "end_ns")), w0, sizeof(w0)),
             render_window(json_integer_value(json_object_get(after, "start_ns")),

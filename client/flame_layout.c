@@ -47,14 +47,14 @@ static int budget_min(const struct flame_tree *t, uint64_t min_ns, size_t max_bo
 
     *ret = min_ns ?: 1;
     for (size_t i = 0; i < t->n; i++)
-        wide += t->nodes[i].ns[FLAME_NOW] >= *ret;
+        wide += t->nodes[i].width >= *ret;
     if (wide <= keep)
         return 0;
     v = malloc(t->n * sizeof(*v));
     if (!v)
         return -ENOMEM;
     for (size_t i = 0; i < t->n; i++)
-        v[i] = t->nodes[i].ns[FLAME_NOW];
+        v[i] = t->nodes[i].width;
     /* only frames wider than the (keep+1)-th widest stay apart: ties merge too */
     *ret = kth_largest(v, t->n, keep) + 1;
     return 0;
@@ -94,6 +94,7 @@ static int place(struct placing *p, uint32_t node, uint32_t depth, uint64_t x, s
     r = push_box(p->l, (struct flame_box){.node = node,
                                           .depth = depth,
                                           .x = x,
+                                          .width = nodes[node].width,
                                           .ns = {nodes[node].ns[0], nodes[node].ns[1]}});
     for (uint32_t c = nodes[node].first_child; r == 0 && c != FLAME_NONE;
          c = nodes[c].next_sibling) {
@@ -107,8 +108,9 @@ static int place(struct placing *p, uint32_t node, uint32_t depth, uint64_t x, s
     for (size_t i = 0; i < k; i++) {
         const struct flame_node *c = &nodes[p->scratch[base + i]];
 
-        if (c->ns[FLAME_NOW] < p->l->min_ns) {
+        if (c->width < p->l->min_ns) {
             merged.merged++;
+            merged.width += c->width;
             merged.ns[FLAME_NOW] += c->ns[FLAME_NOW];
             merged.ns[FLAME_BEFORE] += c->ns[FLAME_BEFORE];
             continue;
@@ -116,10 +118,10 @@ static int place(struct placing *p, uint32_t node, uint32_t depth, uint64_t x, s
         r = place(p, p->scratch[base + i], depth + 1, x, base + k);
         if (r < 0)
             return r;
-        x += c->ns[FLAME_NOW];
+        x += c->width;
     }
     merged.x = x;
-    if (merged.merged && merged.ns[FLAME_NOW] >= p->l->min_ns)
+    if (merged.merged && merged.width >= p->l->min_ns)
         return push_box(p->l, merged);
     return 0;
 }

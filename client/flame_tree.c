@@ -2,6 +2,7 @@
 #include "flame_tree.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -164,12 +165,35 @@ unsigned flame_state_index(const char *state)
     return p ? (unsigned)(p - FLAME_STATES) : FLAME_STATE_COUNT - 1;
 }
 
+void flame_tree_diff_widths(struct flame_tree *t, double before_scale)
+{
+    for (size_t i = 0; i < t->n; i++)
+        t->nodes[i].width = 0;
+    /* children come after their parent: from the last node back, each is
+     * whole before it is added to its parent */
+    for (size_t i = t->n; i-- > 0;) {
+        struct flame_node *n = &t->nodes[i];
+        uint64_t own[FLAME_WINDOWS] = {n->ns[FLAME_NOW], n->ns[FLAME_BEFORE]}, before;
+
+        /* a node's own time: the stacks that end on it */
+        for (uint32_t c = n->first_child; c != FLAME_NONE; c = t->nodes[c].next_sibling)
+            for (int w = 0; w < FLAME_WINDOWS; w++)
+                own[w] -= t->nodes[c].ns[w];
+        before = (uint64_t)llround((double)own[FLAME_BEFORE] * before_scale);
+        n->width += own[FLAME_NOW] > before ? own[FLAME_NOW] : before;
+        if (n->parent != FLAME_NONE)
+            t->nodes[n->parent].width += n->width;
+    }
+}
+
 /* Adds ns to node and every node above it. */
 static void charge(struct flame_tree *t, uint32_t node, enum flame_window w, uint64_t ns,
                    unsigned state)
 {
     for (; node != FLAME_NONE; node = t->nodes[node].parent) {
         t->nodes[node].ns[w] += ns;
+        if (w == FLAME_NOW)
+            t->nodes[node].width += ns;
         if (t->state_ns && w == FLAME_NOW)
             t->state_ns[node][state] += ns;
     }

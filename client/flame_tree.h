@@ -8,7 +8,8 @@
  * a stack's "chain", frames drawn on past that as the waker's (offcpuctl
  * why: the later hops of a chain of wakers).
  * A node's time is the sum of the stacks through it. A tree holds two sets
- * of times, so that a diff can compare two windows frame by frame.
+ * of times, so that a diff can compare two windows frame by frame, and the
+ * width a graph draws it at.
  */
 #ifndef FLAME_TREE_H
 #define FLAME_TREE_H
@@ -42,6 +43,9 @@ struct flame_node {
     uint32_t parent, first_child, next_sibling;
     enum flame_kind kind;
     uint64_t ns[FLAME_WINDOWS];
+    /* what a graph draws: ns[FLAME_NOW], or after flame_tree_diff_widths the
+     * larger window's time stack by stack */
+    uint64_t width;
 };
 
 struct flame_tree {
@@ -65,6 +69,14 @@ void flame_tree_done(struct flame_tree *t);
  * borrowed: it must outlive the tree. Returns 0, -ENOMEM, or -EINVAL for a
  * stack without frames' arrays or time. */
 int flame_tree_add(struct flame_tree *t, const json_t *reply, enum flame_window w);
+
+/* Sets each node's width to the sum, over the stacks through it, of the
+ * larger of its two times, FLAME_BEFORE's times before_scale (the ratio of
+ * the windows' lengths, so that both count per second of the later one): a
+ * diff's graph then draws what grew, what shrank and what vanished, each at
+ * its larger size. Sums over stacks, not the larger of a frame's two sums:
+ * children must fit in their parent. */
+void flame_tree_diff_widths(struct flame_tree *t, double before_scale);
 
 /* The index in FLAME_STATES of a state letter (FLAME_STATE_COUNT - 1: other). */
 unsigned flame_state_index(const char *state);

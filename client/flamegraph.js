@@ -4,7 +4,7 @@
 // see the share of time they hold. Nothing is fetched: the file stands alone.
 "use strict";
 var svgns = "http://www.w3.org/2000/svg";
-var frames = [];      // {g, rect, text, x, w, y, name, fill} as written
+var frames = [];      // {g, rect, text, x, w, y, name, fill, lost, keep} as written
 var left, width;      // the frames' area, in px
 var charWidth;        // of the label font, in px
 var zoomed = null;
@@ -29,6 +29,10 @@ function place(f, x, w) {
     f.rect.setAttribute("width", w.toFixed(3));
     f.text.setAttribute("x", (x + 3).toFixed(3));
     f.text.textContent = label(f.name, w);
+    if (f.lost) {           // a diff's time lost since before, right of what is left
+        f.lost.setAttribute("x", (x + w * f.keep).toFixed(3));
+        f.lost.setAttribute("width", (w * (1 - f.keep)).toFixed(3));
+    }
 }
 
 function zoom(target) {
@@ -136,7 +140,9 @@ function init() {
             text.setAttribute("y", Number(rect.getAttribute("y")) + 12);
             g.appendChild(text);
         }
-        var f = {g: g, rect: rect, text: text, name: frameName(g),
+        var lost = g.querySelector("rect.lost");
+        var f = {g: g, rect: rect, text: text, name: frameName(g), lost: lost,
+                 keep: lost ? Number(lost.getAttribute("data-keep")) : 1,
                  x: Number(rect.getAttribute("x")), w: Number(rect.getAttribute("width")),
                  y: Number(rect.getAttribute("y")), fill: rect.getAttribute("fill")};
         frames.push(f);

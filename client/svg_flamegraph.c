@@ -95,22 +95,33 @@ static void put_fill(const struct drawing *d, const struct flame_box *b, const c
     fprintf(d->f, " fill=\"%s\"", color);
 }
 
+/* A diff's tooltip: both rates and the change, "new" and "vanished" said
+ * in words (a percentage of nothing means nothing). */
+static void put_change(const struct drawing *d, const struct flame_box *b)
+{
+    double r0 = rate(d, b, FLAME_BEFORE), r1 = rate(d, b, FLAME_NOW);
+    char now[32], before[32], change[32];
+
+    render_ns((int64_t)r0, before, sizeof(before));
+    render_ns((int64_t)r1, now, sizeof(now));
+    render_ns((int64_t)fabs(r1 - r0), change, sizeof(change));
+    fprintf(d->f, " (before %s/s, after %s/s, ", before, now);
+    if (b->ns[FLAME_BEFORE] == 0)
+        fputs("new)", d->f);
+    else if (b->ns[FLAME_NOW] == 0)
+        fputs("vanished)", d->f);
+    else
+        fprintf(d->f, "change %c%s/s, %+.0f%%)", r1 < r0 ? '-' : '+', change, 100 * (r1 - r0) / r0);
+}
+
 /* The tooltip after the name: " (time, share)" and what the colours mean. */
 static void put_figures(const struct drawing *d, const struct flame_box *b)
 {
     uint64_t total = d->t->nodes[0].ns[FLAME_NOW];
-    char now[32], before[32];
+    char now[32];
 
     if (d->o->colors == SVG_COLOR_DIFF) {
-        double r0 = rate(d, b, FLAME_BEFORE), r1 = rate(d, b, FLAME_NOW);
-
-        render_ns((int64_t)r0, before, sizeof(before));
-        render_ns((int64_t)r1, now, sizeof(now));
-        fprintf(d->f, " (before %s/s, after %s/s, ", before, now);
-        if (r0 > 0)
-            fprintf(d->f, "%+.0f%%)", 100 * (r1 - r0) / r0);
-        else
-            fputs("new)", d->f);
+        put_change(d, b);
         return;
     }
     render_ns((int64_t)b->ns[FLAME_NOW], now, sizeof(now));
@@ -129,10 +140,28 @@ static void put_figures(const struct drawing *d, const struct flame_box *b)
     fputc(')', d->f);
 }
 
+/* A diff's frame is as wide as its stacks at their larger: the time they
+ * have now, in colour, then hatched the time they lost since before (all of
+ * a vanished frame); data-keep, the share in colour, for flamegraph.js's zoom. */
+static void put_lost(const struct drawing *d, const struct flame_box *b, double x, double y,
+                     double w)
+{
+    double keep = b->width ? (double)b->ns[FLAME_NOW] / b->width : 1;
+
+    if (keep > 1)
+        keep = 1;
+    if (w * (1 - keep) < 0.05)
+        return;
+    fprintf(d->f,
+            "<rect class=\"lost\" data-keep=\"%.4f\" x=\"%.3f\" y=\"%.0f\" width=\"%.3f\" "
+            "height=\"%.0f\" fill=\"url(#lost)\"/>",
+            keep, x + w * keep, y, w * (1 - keep), FRAME_H - 1);
+}
+
 static void put_box(const struct drawing *d, const struct flame_box *b)
 {
     const struct flame_node *node = &d->t->nodes[b->node];
-    double x = PAD + b->x * d->px_per_ns, w = b->ns[FLAME_NOW] * d->px_per_ns;
+    double x = PAD + b->x * d->px_per_ns, w = b->width * d->px_per_ns;
     double y = d->top + (d->depth - b->depth) * FRAME_H;
     char merged[64];
     const char *name = node->name;
@@ -148,6 +177,8 @@ static void put_box(const struct drawing *d, const struct flame_box *b)
             FRAME_H - 1);
     put_fill(d, b, name);
     fputs("/>", d->f);
+    if (d->o->colors == SVG_COLOR_DIFF)
+        put_lost(d, b, x, y, w);
     if (w - 6 >= 3 * CHAR_WIDTH) {
         fprintf(d->f, "<text x=\"%.3f\" y=\"%.0f\">", x + 3, y + FONT);
         put_label(d->f, name, w);
@@ -168,6 +199,13 @@ static void diff_scale(struct drawing *d, const struct flame_layout *l)
     }
 }
 
+/* Time lost since before: blue stripes on pale blue, readable beside the
+ * shrunk frames' solid blue */
+#define LOST_HATCH                                                                                 \
+    "<defs><pattern id=\"lost\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "         \
+    "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"rgb(225,232,255)\"/>"   \
+    "<rect width=\"2.5\" height=\"6\" fill=\"rgb(70,90,220)\"/></pattern></defs>\n"
+
 static void put_header(const struct drawing *d, double height)
 {
     FILE *f = d->f;
@@ -179,9 +217,10 @@ static void put_header(const struct drawing *d, double height)
             "<style>text{font-family:monospace;font-size:%.0fpx;fill:#000}"
             "#frames text{pointer-events:none}#frames rect{cursor:pointer}"
             ".button{cursor:pointer;fill:#24c}#title{font-size:17px}</style>\n"
-            "<rect width=\"100%%\" height=\"100%%\" fill=\"rgb(250,250,250)\"/>\n"
+            "%s<rect width=\"100%%\" height=\"100%%\" fill=\"rgb(250,250,250)\"/>\n"
             "<text id=\"title\" x=\"%.0f\" y=\"24\" text-anchor=\"middle\">",
-            WIDTH, height, WIDTH, height, FONT, WIDTH / 2);
+            WIDTH, height, WIDTH, height, FONT, d->o->colors == SVG_COLOR_DIFF ? LOST_HATCH : "",
+            WIDTH / 2);
     svg_put_text(f, d->o->title);
     fprintf(f, "</text>\n<text id=\"subtitle\" x=\"%.0f\" y=\"44\" text-anchor=\"middle\">",
             WIDTH / 2);
@@ -201,20 +240,24 @@ static void put_header(const struct drawing *d, double height)
 
 /* What a box costs at most besides its name: markup and figures. */
 #define BOX_BYTES 200
+/* and a diff's hatched part */
+#define LOST_BYTES 130
 
 /* The frames' text at most: a name in the tooltip, and in the label as much
  * as the box has room for (4 bytes a character, at most). */
-static size_t layout_bytes(const struct flame_tree *t, const struct flame_layout *l)
+static size_t layout_bytes(const struct flame_tree *t, const struct svg_flamegraph *o,
+                           const struct flame_layout *l)
 {
-    double px_per_ns = FRAMES_W / t->nodes[0].ns[FLAME_NOW];
+    size_t box_bytes = BOX_BYTES + (o->colors == SVG_COLOR_DIFF ? LOST_BYTES : 0);
+    double px_per_ns = FRAMES_W / t->nodes[0].width;
     size_t bytes = 0;
 
     for (size_t i = 0; i < l->n; i++) {
         const struct flame_box *b = &l->boxes[i];
         size_t name = b->merged ? 0 : strlen(t->nodes[b->node].name);
-        size_t label = 4 * (size_t)(b->ns[FLAME_NOW] * px_per_ns / CHAR_WIDTH);
+        size_t label = 4 * (size_t)(b->width * px_per_ns / CHAR_WIDTH);
 
-        bytes += BOX_BYTES + name + (label < name ? label : name);
+        bytes += box_bytes + name + (label < name ? label : name);
     }
     return bytes;
 }
@@ -224,7 +267,7 @@ static size_t layout_bytes(const struct flame_tree *t, const struct flame_layout
 static int lay_out(const struct flame_tree *t, const struct svg_flamegraph *o,
                    struct flame_layout *l)
 {
-    uint64_t min_ns = (uint64_t)ceil(o->min_px / FRAMES_W * t->nodes[0].ns[FLAME_NOW]);
+    uint64_t min_ns = (uint64_t)ceil(o->min_px / FRAMES_W * t->nodes[0].width);
     size_t max_frames = o->max_frames;
 
     for (;;) {
@@ -233,7 +276,7 @@ static int lay_out(const struct flame_tree *t, const struct svg_flamegraph *o,
 
         if (r < 0)
             return r;
-        bytes = layout_bytes(t, l);
+        bytes = layout_bytes(t, o, l);
         if (bytes <= o->max_bytes || l->n <= 1)
             return 0;
         /* fewer in proportion, with a margin: names differ in length */
@@ -244,8 +287,8 @@ static int lay_out(const struct flame_tree *t, const struct svg_flamegraph *o,
 
 int svg_flamegraph_write(FILE *f, const struct flame_tree *t, const struct svg_flamegraph *o)
 {
-    uint64_t total = t->nodes[0].ns[FLAME_NOW];
-    struct drawing d = {.f = f, .t = t, .o = o, .px_per_ns = total ? FRAMES_W / total : 0};
+    uint64_t total = t->nodes[0].ns[FLAME_NOW], width = t->nodes[0].width;
+    struct drawing d = {.f = f, .t = t, .o = o, .px_per_ns = width ? FRAMES_W / width : 0};
     struct flame_layout l;
     double height;
     int r;

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* A timeline as a strip of stacked bars (one per interval, coloured by task
- * state), for the top of a flame graph: when in the window the time went. */
+/* A timeline as a strip, for the top of a flame graph: when in the window
+ * the time went. A row per task state, each on its own scale (its largest
+ * interval said on it), a bar per interval; hatched where the daemon was not
+ * running. */
 #ifndef SVG_TIMELINE_H
 #define SVG_TIMELINE_H
 

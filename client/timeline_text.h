@@ -7,8 +7,10 @@
 
 #include "timeline.h"
 
-/* Writes title, the sparklines (one character per interval, all on the
- * scale of the busiest interval) and one line per interval. */
+/* Writes title, the sparklines (one character per interval, each row on
+ * the scale of its own busiest interval, said at its end; "░" where the
+ * daemon was not running), the intervals it was not running, and one line
+ * per interval ("no data" for those). */
 void timeline_text_write(FILE *f, const struct timeline *tl, const char *title);
 
 #endif

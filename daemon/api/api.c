@@ -455,6 +455,17 @@ static json_t *bucket_json(const struct timeline_result *res, size_t b)
                      "states", states);
 }
 
+static json_t *gaps_json(const struct timeline_result *res)
+{
+    json_t *a = json_array();
+
+    for (size_t i = 0; i < res->n_gaps; i++)
+        json_array_append_new(a,
+                              json_pack("{s:I, s:I}", "start_ns", (json_int_t)res->gaps[i].start_ns,
+                                        "end_ns", (json_int_t)res->gaps[i].end_ns));
+    return a;
+}
+
 static json_t *method_timeline(void *userdata, const struct peer *peer, json_t *params)
 {
     struct daemon *d = userdata;
@@ -470,8 +481,10 @@ static json_t *method_timeline(void *userdata, const struct peer *peer, json_t *
     err = prepare_query(d, peer, params, &q, cgroup, sizeof(cgroup));
     if (err)
         return err;
-    if (timeline_run(&d->ring, &q, (size_t)buckets, &res) < 0)
+    if (timeline_run(&d->ring, &q, (size_t)buckets, &res) < 0) {
+        timeline_result_done(&res);
         return out_of_memory();
+    }
     err = refusal(d, peer, params, &q, res.records, res.withheld, res.snapshots);
     if (err) {
         timeline_result_done(&res);
@@ -486,6 +499,7 @@ static json_t *method_timeline(void *userdata, const struct peer *peer, json_t *
                   (json_int_t)res.snapshots, "records", (json_int_t)res.records, "buckets", a);
     json_object_update_new(reply, answer_notes(d, &q, res.withheld));
     add_idle_ns(reply, &q, res.idle_ns);
+    json_object_set_new(reply, "gaps", gaps_json(&res));
     err = vl_reply_new(reply, false);
     timeline_result_done(&res);
     return err;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "macro.h"
 
 static size_t state_index(char state)
@@ -14,10 +15,24 @@ static size_t state_index(char state)
     return p ? (size_t)(p - PROTOCOL_STATES) : TIMELINE_STATES - 1;
 }
 
-/* What the snapshots in the window cover, and the shortest of them. */
-static void cover(const struct ring *r, const struct query *q, struct timeline_result *res,
-                  int64_t *shortest)
+/* Time between the snapshots, oldest first: each snapshot starts where the
+ * one before ended while the daemon runs, so a hole is time it was stopped.
+ * As many as the snapshots at most, which the ring bounds. */
+static int add_gap(struct timeline_result *res, size_t *cap, int64_t start, int64_t end)
 {
+    if (array_reserve(&res->gaps, cap, res->n_gaps + 1, sizeof(*res->gaps), 16) < 0)
+        return -ENOMEM;
+    res->gaps[res->n_gaps++] = (struct timeline_gap){.start_ns = start, .end_ns = end};
+    return 0;
+}
+
+/* What the snapshots in the window cover, the holes between them, and the
+ * shortest of them. */
+static int cover(const struct ring *r, const struct query *q, struct timeline_result *res,
+                 int64_t *shortest)
+{
+    size_t cap = 0;
+
     for (size_t s = 0; s < r->n; s++) {
         const struct snapshot *snap = r->snaps[s];
 
@@ -25,8 +40,13 @@ static void cover(const struct ring *r, const struct query *q, struct timeline_r
             continue;
         if (!res->snapshots || snap->end_ns - snap->start_ns < *shortest)
             *shortest = snap->end_ns - snap->start_ns;
+        /* the ring is in time order: what it covers so far ends at end_ns */
+        if (res->snapshots && snap->start_ns > res->end_ns &&
+            add_gap(res, &cap, res->end_ns, snap->start_ns) < 0)
+            return -ENOMEM;
         query_cover(&res->start_ns, &res->end_ns, &res->snapshots, snap);
     }
+    return 0;
 }
 
 /* Spreads ns over the buckets [start, end) overlaps, in proportion, exactly:
@@ -78,7 +98,8 @@ int timeline_run(const struct ring *r, const struct query *q, size_t buckets,
     int ret;
 
     memset(res, 0, sizeof(*res));
-    cover(r, q, res, &shortest);
+    if (cover(r, q, res, &shortest) < 0)
+        return -ENOMEM;
     if (!res->snapshots)
         return 0;
     /* never shorter than a snapshot (the daemon's interval), nor than 1 ms:
@@ -104,5 +125,6 @@ int timeline_run(const struct ring *r, const struct query *q, size_t buckets,
 void timeline_result_done(struct timeline_result *res)
 {
     free(res->ns);
+    free(res->gaps);
     memset(res, 0, sizeof(*res));
 }

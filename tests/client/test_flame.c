@@ -113,6 +113,40 @@ static void check_windows_and_states(void)
     json_decref(r0);
 }
 
+static void check_diff_widths(void)
+{
+    static const char *const now[] = {"grew=30", "same=10", "shrank=5"};
+    /* the earlier window twice as long: its times count half */
+    static const char *const before[] = {"grew=10", "same=20", "shrank=20", "gone=8"};
+    json_t *r1 = reply(now, 3), *r0 = reply(before, 4);
+    struct flame_tree t;
+    struct flame_layout l;
+    const struct flame_box *gone, *shrank, *grew, *main_box;
+
+    CHECK(flame_tree_init(&t, false) == 0 && flame_tree_add(&t, r1, FLAME_NOW) == 0 &&
+              flame_tree_add(&t, r0, FLAME_BEFORE) == 0,
+          "one tree, two windows");
+    flame_tree_diff_widths(&t, 0.5);
+    CHECK(flame_layout_make(&l, &t, 1, 1000) == 0, "laid out");
+    gone = box_named(&l, &t, "gone", 3);
+    shrank = box_named(&l, &t, "shrank", 3);
+    grew = box_named(&l, &t, "grew", 3);
+    main_box = box_named(&l, &t, "main", 2);
+    CHECK(gone && gone->width == 4 && gone->ns[FLAME_NOW] == 0 && gone->ns[FLAME_BEFORE] == 8,
+          "a vanished frame drawn at its earlier time");
+    CHECK(shrank && shrank->width == 10 && shrank->ns[FLAME_NOW] == 5,
+          "a shrunk frame at its earlier time, grown at its later");
+    CHECK(grew && grew->width == 30, "a grown frame at its later time");
+    /* 30 + 10 + 10 + 4: wider than either window's 45 and 29, so the children fit */
+    CHECK(main_box && main_box->width == 54 && t.nodes[0].width == 54,
+          "a parent as wide as its children, stack by stack");
+    CHECK(gone->x + gone->width <= main_box->x + main_box->width, "inside its parent");
+    flame_layout_done(&l);
+    flame_tree_done(&t);
+    json_decref(r1);
+    json_decref(r0);
+}
+
 static void check_svg_text(void)
 {
     /* 20 two-byte characters in 5/106 of 1180 px: room for 6, so 4 and ".." */
@@ -193,6 +227,7 @@ int main(void)
 {
     check_order_and_merging();
     check_windows_and_states();
+    check_diff_widths();
     check_svg_text();
     check_size_limit();
     return CHECK_EXIT();

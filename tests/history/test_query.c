@@ -5,6 +5,7 @@
 
 #include "check.h"
 #include "query.h"
+#include "query_timeline.h"
 #include "ring.h"
 #include "stacks.h"
 
@@ -60,6 +61,31 @@ static uint64_t total(const struct query_result *res)
 static struct query any(int64_t start, int64_t end)
 {
     return (struct query){.start_ns = start, .end_ns = end, .pid = -1, .tid = -1, .uid = -1};
+}
+
+/* Snapshots of [100 s, 102 s) and [105 s, 107 s): the daemon stopped for 3 s. */
+static void check_timeline_gaps(void)
+{
+    struct query q = any(INT64_MIN, INT64_MAX);
+    struct timeline_result res;
+    struct ring r;
+
+    ring_init(&r, 3600 * SEC, 1ULL << 30);
+    for (int64_t t = 100; t < 107; t++)
+        if (t < 102 || t >= 105)
+            ring_push(&r, make_snapshot(&r.intern, t * SEC), 107 * SEC);
+    CHECK(timeline_run(&r, &q, 7, &res) == 0 && res.n == 7 && res.bucket_ns == SEC,
+          "seven 1 s buckets");
+    CHECK(res.n_gaps == 1 && res.gaps[0].start_ns == 102 * SEC && res.gaps[0].end_ns == 105 * SEC,
+          "the 3 s without snapshots is a gap (%zu)", res.n_gaps);
+    CHECK(res.ns[2][0] == 0 && res.ns[4][0] == 0 && res.ns[5][0] > 0, "and its buckets empty");
+    timeline_result_done(&res);
+
+    q = any(104 * SEC, INT64_MAX);
+    CHECK(timeline_run(&r, &q, 7, &res) == 0 && res.n_gaps == 0,
+          "none where the window starts after it");
+    timeline_result_done(&res);
+    ring_done(&r);
 }
 
 int main(void)
@@ -172,5 +198,6 @@ int main(void)
     CHECK(r.n == 1 && r.evicted_memory == 5, "memory limit keeps only the newest");
     ring_done(&r);
     CHECK(r.intern.strings.count == 0, "everything freed");
+    check_timeline_gaps();
     return CHECK_EXIT();
 }
