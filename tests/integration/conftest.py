@@ -72,6 +72,9 @@ class Daemon:
                 return
             except OSError:
                 time.sleep(0.05)
+        # not left running behind the failure (a module's fixture never stops it)
+        self.proc.kill()
+        self.proc.wait()
         raise AssertionError(f"offcpud did not listen within {timeout}s:\n{self.read_log()}")
 
     def read_log(self) -> str:
