@@ -25,14 +25,15 @@ def dumped_total_ns(d, pid):
 
 
 def test_drains_within_budget_under_many_threads(reachable_daemon_factory):
-    # Without wakers: what a drain does for the waker pairs of 20,000 threads is not all
-    # within the budget yet (5.4 s for one drain under ASan, 0.73 s in a plain build).
-    d = reachable_daemon_factory("--interval", "1s",
-                                 config=f"drain-budget = {BUDGET_MS}ms\nwakers = no\n")
-    # the first drain is whole (it reads kallsyms and every program's symbols): before the load
+    # wakers on (the default): the waker pairs of 20,000 threads are named within the budget
+    # as the aggregates are
+    d = reachable_daemon_factory("--interval", "1s", config=f"drain-budget = {BUDGET_MS}ms\n")
+    # the first drain is whole (it reads kallsyms and every program's symbols): before the
+    # load, and counted as start-up's (1.9-3.1 s under ASan on a busy host), not in drain_max_ns
     deadline = time.monotonic() + 30
-    while status(d)["drains"] == 0 and time.monotonic() < deadline:
+    while (first := status(d))["drains"] == 0 and time.monotonic() < deadline:
         time.sleep(0.2)
+    assert first["drain_startup_ns"] > 0, first
     slowest, answered, errors, done = [0.0], [0], [], threading.Event()
 
     # the daemon answers throughout (how fast also depends on the CPU this client gets
