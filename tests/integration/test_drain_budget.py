@@ -20,8 +20,9 @@ def status(d):
     return d.call("io.offcpud.Status")["parameters"]
 
 
-def dumped_total_ns(d, pid):
-    return sum(s["total_ns"] for s in d.dump_json("--pid", str(pid), "--since", "10m")["stacks"])
+def dumped_total_ns(d, pid, *args):
+    return sum(s["total_ns"]
+               for s in d.dump_json("--pid", str(pid), "--since", "10m", *args)["stacks"])
 
 
 def test_drains_within_budget_under_many_threads(reachable_daemon_factory):
@@ -73,9 +74,10 @@ def test_drains_within_budget_under_many_threads(reachable_daemon_factory):
         "no drain reached its budget: the test proves nothing"
     assert st["drain_max_ns"] <= (BUDGET_MS / 1000 + FLIP_ALLOWANCE_S) * 1e9, st
 
-    # nothing was lost to the budget: the workload's own measure, all of it (offcpud also
-    # counts the waits for a CPU between the sleeps, which the workload does not)
-    total = dumped_total_ns(d, truth["pid"])
+    # nothing was lost to the budget: the workload's own measure, all of it. Its sleeps are
+    # offcpud's S time; the waits for a CPU between them (R), which the workload does not
+    # count, grow with the host's load (16% more than the sleeps on a busy host)
+    total = dumped_total_ns(d, truth["pid"], "--state", "S")
     assert 0.97 * truth["offcpu_ns"] <= total <= 1.10 * truth["offcpu_ns"], (total, truth)
 
 
