@@ -90,7 +90,8 @@ static struct drain_start drain_start(void)
  * such: a figure of drains held to the budget that took it in would show
  * start-up, not how long the load makes a drain hold the daemon. The CPU
  * time is what the budget bounds; on a loaded host the wall time is also
- * the waits for a CPU, which no budget can bound. */
+ * the waits for a CPU (and the flip's for an RCU grace period), which no
+ * budget can bound. */
 static void count_time(struct daemon *d, const struct drain_start *t0, bool startup)
 {
     int64_t took = clock_ns(CLOCK_MONOTONIC) - t0->wall_ns;
