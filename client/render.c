@@ -271,6 +271,8 @@ int render_status(FILE *f, const json_t *st)
         {"drains", "drains", K_PLAIN},
         {"drain_last_ns", "last drain took", K_NS},
         {"drain_max_ns", "longest drain", K_NS},
+        {"drain_max_cpu_ns", "longest drain, CPU", K_NS},
+        {"drain_startup_ns", "first drain took", K_NS},
         {"drain_budget_ns", "drain budget", K_DURATION},
         {"drain_budget_stops", "drains over budget", K_PLAIN},
         {"drain_records_carried", "records carried", K_PLAIN},

@@ -720,10 +720,12 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
     json_object_update_new(o, unwind_refused_json(d, peer));
     json_object_set_new(o, "coarsened_records", json_integer((json_int_t)r->coarsened_records));
     json_object_update_new(
-        o, json_pack("{s:I, s:I, s:I, s:I}", "drain_budget_ns", (json_int_t)d->cfg.drain_budget_ns,
-                     "drain_budget_stops", (json_int_t)d->stats.drain_budget_stops,
-                     "drain_records_carried", (json_int_t)d->stats.drain_records_carried,
-                     "drain_records_pending",
+        o, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "drain_budget_ns",
+                     (json_int_t)d->cfg.drain_budget_ns, "drain_startup_ns",
+                     (json_int_t)d->stats.drain_startup_ns, "drain_max_cpu_ns",
+                     (json_int_t)d->stats.drain_max_cpu_ns, "drain_budget_stops",
+                     (json_int_t)d->stats.drain_budget_stops, "drain_records_carried",
+                     (json_int_t)d->stats.drain_records_carried, "drain_records_pending",
                      (json_int_t)(d->building ? snapshot_build_left(d->building) : 0)));
     json_object_set_new(o, "rss", json_integer((json_int_t)d->stats.rss));
     json_object_set_new(o, "top_cgroups", top_cgroups_json(r));

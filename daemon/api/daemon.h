@@ -22,8 +22,10 @@
 
 struct daemon_stats {
     uint64_t drains;
-    uint64_t drain_last_ns;
+    uint64_t drain_last_ns; /* these two: the drains after start-up's */
     uint64_t drain_max_ns;
+    uint64_t drain_max_cpu_ns; /* the most CPU time of one: what the budget bounds */
+    uint64_t drain_startup_ns; /* the first drain, whole by design: start-up's */
     uint64_t drain_total_ns;
     uint64_t drain_budget_stops;    /* drains stopped at drain-budget, to go on later */
     uint64_t drain_records_carried; /* records those left for later */

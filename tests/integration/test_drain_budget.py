@@ -1,5 +1,5 @@
-"""Drains under many threads: each drain holds the daemon for at most drain-budget (plus the
-flip, which is the kernel's), what it could not name is named at the next drain, not lost,
+"""Drains under many threads: each drain works for at most drain-budget (plus the flip, which
+is the kernel's), what it could not name is named at the next drain, not lost,
 and status answers meanwhile. A query never writes: its catch-up drain keeps the interval
 in memory, and the journal takes it on the timer's schedule."""
 import json
@@ -20,19 +20,21 @@ def status(d):
     return d.call("io.offcpud.Status")["parameters"]
 
 
-def dumped_total_ns(d, pid):
-    return sum(s["total_ns"] for s in d.dump_json("--pid", str(pid), "--since", "10m")["stacks"])
+def dumped_total_ns(d, pid, *args):
+    return sum(s["total_ns"]
+               for s in d.dump_json("--pid", str(pid), "--since", "10m", *args)["stacks"])
 
 
 def test_drains_within_budget_under_many_threads(reachable_daemon_factory):
-    # Without wakers: what a drain does for the waker pairs of 20,000 threads is not all
-    # within the budget yet (5.4 s for one drain under ASan, 0.73 s in a plain build).
-    d = reachable_daemon_factory("--interval", "1s",
-                                 config=f"drain-budget = {BUDGET_MS}ms\nwakers = no\n")
-    # the first drain is whole (it reads kallsyms and every program's symbols): before the load
+    # wakers on (the default): the waker pairs of 20,000 threads are named within the budget
+    # as the aggregates are
+    d = reachable_daemon_factory("--interval", "1s", config=f"drain-budget = {BUDGET_MS}ms\n")
+    # the first drain is whole (it reads kallsyms and every program's symbols): before the
+    # load, and counted as start-up's (1.9-3.1 s under ASan on a busy host), not in drain_max_ns
     deadline = time.monotonic() + 30
-    while status(d)["drains"] == 0 and time.monotonic() < deadline:
+    while (first := status(d))["drains"] == 0 and time.monotonic() < deadline:
         time.sleep(0.2)
+    assert first["drain_startup_ns"] > 0, first
     slowest, answered, errors, done = [0.0], [0], [], threading.Event()
 
     # the daemon answers throughout (how fast also depends on the CPU this client gets
@@ -70,12 +72,19 @@ def test_drains_within_budget_under_many_threads(reachable_daemon_factory):
     assert st["drain_records_pending"] == 0, st
     assert st["drain_budget_stops"] > 0 and st["drain_records_carried"] > 0, \
         "no drain reached its budget: the test proves nothing"
-    assert st["drain_max_ns"] <= (BUDGET_MS / 1000 + FLIP_ALLOWANCE_S) * 1e9, st
+    # the daemon's own work, by construction; not its wall time, which also holds its waits for
+    # a CPU among 20,000 threads and the flip's RCU grace period (on a busy host: one record of
+    # 1 ms of CPU took 523 ms; a drain of 47 ms of CPU, 7.1 s under ASan): printed above
+    assert 0 < st["drain_max_cpu_ns"] <= (BUDGET_MS / 1000 + FLIP_ALLOWANCE_S) * 1e9, st
 
-    # nothing was lost to the budget: the workload's own measure, all of it (offcpud also
-    # counts the waits for a CPU between the sleeps, which the workload does not)
+    # nothing was lost to the budget: the workload's own measure, all of it; nor counted twice:
+    # its sleeps hold offcpud's S time. Not one bound on all states: the waits for a CPU (R)
+    # lie partly inside its sleep calls, partly between them, which it does not count (16%
+    # more than its measure on a busy host), and S alone was 85% of it there
     total = dumped_total_ns(d, truth["pid"])
-    assert 0.97 * truth["offcpu_ns"] <= total <= 1.10 * truth["offcpu_ns"], (total, truth)
+    asleep = dumped_total_ns(d, truth["pid"], "--state", "S")
+    assert 0.97 * truth["offcpu_ns"] <= total and asleep <= 1.03 * truth["offcpu_ns"], \
+        (total, asleep, truth)
 
 
 def test_query_never_writes(tmp_path):
