@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "duration.h"
 #include "macro.h"
+#include "notes.h"
 #include "render.h"
 #include "selection.h"
 
@@ -225,7 +226,6 @@ static bool answer_has_data(const json_t *reply)
 
 void answer_notes_print(const json_t *request, const json_t *reply)
 {
-    static bool clip_told, hidden_told;
     int64_t history = param_int(reply, "history_start_ns", INT64_MIN);
     int64_t hidden = param_int(reply, "hidden_processes", 0);
     int64_t since = param_int(request, "since_ns", -1);
@@ -233,23 +233,20 @@ void answer_notes_print(const json_t *request, const json_t *reply)
 
     if (!answer_has_data(reply))
         return;
-    if (history != INT64_MIN && !clip_told) {
+    if (history != INT64_MIN) {
         if (since >= 0) {
             char span[32];
 
             snprintf(asked, sizeof(asked), " of the %s asked",
                      span_text(since, span, sizeof(span)));
         }
-        fprintf(stderr, "offcpuctl: showing %s%s: history starts at %s\n",
-                span_text(param_int(reply, "end_ns", history) - history, shown, sizeof(shown)),
-                asked, clock_text(history, at, sizeof(at)));
-        clip_told = true;
+        note_set("clipped", "showing %s%s: history starts at %s",
+                 span_text(param_int(reply, "end_ns", history) - history, shown, sizeof(shown)),
+                 asked, clock_text(history, at, sizeof(at)));
     }
-    if (hidden > 0 && !hidden_told) {
-        fprintf(stderr,
-                "offcpuctl: %" PRId64 " process%s of other users hidden (see "
-                "group-access in offcpud.conf(5))\n",
-                hidden, hidden == 1 ? "" : "es");
-        hidden_told = true;
-    }
+    if (hidden > 0)
+        note_set("hidden",
+                 "%" PRId64 " process%s of other users hidden (see group-access in "
+                 "offcpud.conf(5))",
+                 hidden, hidden == 1 ? "" : "es");
 }

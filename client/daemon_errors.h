@@ -22,8 +22,8 @@ int socket_error(const char *path, int err);
 int daemon_error_explain(const char *socket, const char *method, const json_t *request,
                          const char *error, const json_t *params);
 
-/* What reply (to request) leaves out, on stderr, once per run: the part of
- * the window before the history kept, processes of other users hidden. An
+/* What reply (to request) leaves out, as notes (notes.h): the part of the
+ * window before the history kept, processes of other users hidden. An
  * empty answer says nothing here: its error says it. */
 void answer_notes_print(const json_t *request, const json_t *reply);
 

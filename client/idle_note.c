@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "idle_note.h"
 
-#include <stdio.h>
-
+#include "notes.h"
 #include "render.h"
 
 void idle_note(const struct globals *g, const json_t *reply, const char *which)
@@ -12,11 +11,10 @@ void idle_note(const struct globals *g, const json_t *reply, const char *which)
 
     if (g->json || !json_is_integer(idle))
         return;
-    /* after what is already on stdout (a refreshed top's cleared screen) */
-    fflush(stdout);
-    fprintf(stderr, "offcpuctl: --no-idle left out %s of idle waits%s%s\n",
-            json_integer_value(idle) ? render_ns(json_integer_value(idle), buf, sizeof(buf)) : "0s",
-            which ? " in " : "", which ?: "");
+    note_set(which ? which : "idle", "--no-idle left out %s of idle waits%s%s",
+             json_integer_value(idle) ? render_ns(json_integer_value(idle), buf, sizeof(buf))
+                                      : "0s",
+             which ? " in " : "", which ?: "");
 }
 
 void idle_note_json(json_t *out, const json_t *reply)

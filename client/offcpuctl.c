@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "macro.h"
+#include "notes.h"
 #include "protocol.h"
 
 static const struct command commands[] = {
@@ -114,7 +115,12 @@ int main(int argc, char **argv)
         if (strcmp(argv[optind], commands[i].name) != 0)
             continue;
         r = take_global_options(&g, &n, argv + optind);
-        return r != EXIT_OK ? r : commands[i].run(&g, n, argv + optind);
+        if (r == EXIT_OK)
+            r = commands[i].run(&g, n, argv + optind);
+        /* what the answers left out, once they are out; an error is its own line */
+        if (r == EXIT_OK)
+            notes_flush();
+        return r;
     }
     return usage_error("unknown command '%s'", argv[optind]);
 }

@@ -14,16 +14,21 @@ static bool is_withheld(const struct ring *r, const struct query *q, const struc
 
 uint32_t withheld_owner(const struct ring *r, const struct query *q)
 {
-    /* the newest first: a process started by root (a shell, setpriv) and
-     * given to a user blocked as root at first */
+    /* the newest snapshot first: a process started by root (a shell,
+     * setpriv) and given to a user blocked as root at first; within one
+     * snapshot, whose blocking took the most time (records have no order) */
     for (size_t s = r->n; s-- > 0;) {
         const struct snapshot *snap = r->snaps[s];
+        const struct record *most = NULL;
 
         if (!query_snapshot_in_window(q, snap))
             continue;
-        for (uint32_t i = snap->n; i-- > 0;)
-            if (is_withheld(r, q, &snap->records[i]))
-                return snap->records[i].uid;
+        for (uint32_t i = 0; i < snap->n; i++)
+            if (is_withheld(r, q, &snap->records[i]) &&
+                (!most || snap->records[i].total_ns > most->total_ns))
+                most = &snap->records[i];
+        if (most)
+            return most->uid;
     }
     return UID_UNKNOWN;
 }

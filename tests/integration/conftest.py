@@ -77,6 +77,18 @@ class Daemon:
         self.proc.wait()
         raise AssertionError(f"offcpud did not listen within {timeout}s:\n{self.read_log()}")
 
+    def settled(self, timeout=30.0):
+        """Until a drain begun after this call has named all it took: a drain stopped at
+        its budget carries records to the next, and a query sees only what is named."""
+        first = self.call("io.offcpud.Status")["parameters"]["drains"]
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            st = self.call("io.offcpud.Status")["parameters"]
+            if st["drains"] > first and not st["drain_records_pending"]:
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"offcpud still had records to name after {timeout}s")
+
     def read_log(self) -> str:
         self.log.flush()
         return self.log_path.read_text(errors="replace")

@@ -171,6 +171,9 @@ def test_member_does_not_see_setuid_or_undumpable_processes(group_daemon):
     out, _ = undumpable.communicate(timeout=60)
     undumpable_pid = int(out)
     mine, = workloads_as(MEMBER)
+    # whose each process is, from all its records (under ASan, naming a new program's
+    # stacks can take a drain or two)
+    d.settled()
 
     # root sees their time: it is counted, only withheld
     totals = {pid: sum(s["total_ns"] for s in d.dump_json("--pid", str(pid),
@@ -178,7 +181,8 @@ def test_member_does_not_see_setuid_or_undumpable_processes(group_daemon):
               for pid in (setuid_pid, undumpable_pid)}
     res, _ = dump_as(d, MEMBER, "--pid", setuid_pid)
     assert res.returncode == 1 and f"permission denied: pid {setuid_pid} is not yours as " \
-        "ptrace judges it (setuid, or not dumpable); members of group" in res.stderr, res
+        "ptrace judges it (setuid, or not dumpable); members of group" in res.stderr, \
+        (res, d.dump_json("--pid", str(setuid_pid), "--since", "60s", "--group-by", "tid"))
     # python's start-up, before the prctl, was the member's to see; its 1.5 s of sleeps not
     res, reply = dump_as(d, MEMBER, "--pid", undumpable_pid)
     seen = sum(s["total_ns"] for s in reply["stacks"]) if reply else 0

@@ -36,13 +36,17 @@ def test_one_long_wait_apart_from_many_short(daemon):
                        "--limit", "0")["histograms"]
     sleeps = [s for s in stacks if "block_in_nanosleep_100x10ms" in s["stack"]]
     joins = [s for s in stacks if "pthread_clockjoin" in s["stack"] and s["count"] == 1]
-    assert len(sleeps) == 1 and sleeps[0]["hist"][SLEEP_BUCKET] == sleeps[0]["count"], sleeps
+    # (the slack of test_sleeps_fill_one_bucket: a busy VM adds a stray short switch)
+    assert len(sleeps) == 1 and \
+        sleeps[0]["hist"][SLEEP_BUCKET] >= 0.9 * truth["nanosleep_calls"], sleeps
     # main waited once, all along the sleeper's run; that one period, split over the
     # intervals it spanned, is charged whole: its total is the longest period exactly
     join = max(joins, key=lambda s: s["max_ns"])
     assert within(join["max_ns"], truth["nanosleep_ns"], 0.05), (join, truth)
     assert join["total_ns"] == join["max_ns"], join
     assert join["hist"][bucket_of(join["max_ns"])] == 1 and sum(join["hist"]) == 1, join
+    # and no sleep was anywhere near as long
+    assert len(sleeps[0]["hist"]) <= SLEEP_BUCKET + 2 < bucket_of(join["max_ns"]), (sleeps, join)
 
 
 def test_stack_labels_start_with_the_wait(daemon):

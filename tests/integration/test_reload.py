@@ -20,6 +20,7 @@ def test_sighup_reload(tmp_path):
     d = Daemon(tmp_path / "d", "--config", str(config), "--memory-limit", "64M")
     try:
         truth = run_workload("short_lived")
+        d.settled()
         before = d.dump_json("--pid", str(truth["pid"]))["stacks"]
 
         status = reload(d, "interval = 500ms\nretention = 10m\nmemory-limit = 32M\n", config)
