@@ -135,6 +135,7 @@ def test_pid_never_seen(daemon):
 
 def test_pid_exited_says_when_and_how_to_reach_it(daemon):
     truth = run_workload("short_lived")
+    daemon.settled()  # its records named (a drain may carry them to the next)
     time.sleep(1.5)  # its records now lie over a second back
     line = one_line_error(run("--socket", daemon.sock, "dump", "--pid", str(truth["pid"]),
                               "--since", "1s"), 1)
