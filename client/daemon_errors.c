@@ -159,7 +159,9 @@ static int task_exited(const json_t *request, const json_t *params)
                 what, clock_text(last, exited, sizeof(exited)),
                 span_text(retention, kept, sizeof(kept)),
                 clock_text(last + retention, until, sizeof(until)),
-                span_text(now - first, since, sizeof(since)));
+                /* with room: the time this line takes to be read, and the
+                 * span written in whole units */
+                span_text(now - first + 2 * (int64_t)NSEC_PER_SEC, since, sizeof(since)));
 }
 
 static int window_not_retained(const json_t *request, const json_t *params)
