@@ -26,6 +26,7 @@
 #include "generations.bpf.h"
 #include "charge.bpf.h"
 #include "wakers.bpf.h"
+#include "python.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -120,6 +121,9 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
                           BPF_CORE_READ_BITFIELD_PROBED(cur, in_execve);
             so->cacheable = btf && stack_cache && !preempt && !so->in_exec &&
                             so->state != OFFCPU_STATE_UNINTERRUPTIBLE;
+            /* every switch-out: Python-to-Python calls leave no trace in
+             * the registers the stack cache compares */
+            python_walk(so->tgid, tid, so->mm, cur->thread.fsbase, so->fp.syscall, so->fp.di);
         }
         rec = record_of(prev, tid, btf);
         so->since = bpf_ktime_get_ns();

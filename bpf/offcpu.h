@@ -249,6 +249,26 @@ struct offcpu_wake_value {
     __u64 count;      /* wakeups */
 };
 
+/*
+ * CPython (see docs/python-frames.md): a process whose program or libpython
+ * the daemon recognised, by the version the file says it is, with the
+ * addresses its layout needs. The BPF side finds each thread's state through
+ * the GIL-state TSS key (glibc's pthread_getspecific) and walks its frames.
+ */
+#define OFFCPU_PYTHON_DEPTH 32 /* Python frames walked per switch-out; more: truncated */
+
+enum offcpu_python_layout {
+    OFFCPU_PYTHON_NONE,
+    OFFCPU_PYTHON_3_11, /* the offsets of CPython 3.11 on x86-64 */
+};
+
+struct offcpu_python_process {
+    __u64 mm;      /* the address space the entry is of: stale after an exec */
+    __u64 runtime; /* &_PyRuntime in the process */
+    __u32 layout;  /* enum offcpu_python_layout */
+    __u32 pad;
+};
+
 /* Per-CPU counters of everything that happened and everything that was lost. */
 enum offcpu_stat {
     OFFCPU_STAT_SWITCHES,          /* switch-outs recorded */
@@ -294,6 +314,12 @@ enum offcpu_stat {
     OFFCPU_STAT_WAKER_CACHE_CHECKS, /* hits walked anyway, to check the cache */
     OFFCPU_STAT_WAKER_CACHE_MISMATCH,  /* ...where the walk found other stacks */
     OFFCPU_STAT_WAKE_CONTEXT_DISAGREE, /* interrupts whose entry frame told another kind, or none */
+    OFFCPU_STAT_PY_WALKS,      /* switch-outs of CPython threads whose Python frames were walked */
+    OFFCPU_STAT_PY_FRAMES,     /* ...Python frames they found */
+    OFFCPU_STAT_PY_TRUNCATED,  /* ...walks cut at OFFCPU_PYTHON_DEPTH frames */
+    OFFCPU_STAT_PY_READ_ERROR, /* ...walks that could not read the interpreter's memory */
+    OFFCPU_STAT_PY_NO_TSTATE,  /* CPython threads with no valid thread state (not Python's own) */
+    OFFCPU_STAT_PY_GIL_WAITS,  /* CPython threads that blocked waiting for the GIL */
     OFFCPU_STAT__MAX,
 };
 

@@ -90,9 +90,11 @@ static int open_unwind_tables(struct collector *c, const struct collector_option
         return -errno;
     c->rows = rows;
     r = unwind_tables_new(c->rows, n, bpf_map__fd(c->skel->maps.unwind_procs),
-                          bpf_map__fd(c->skel->maps.unwind_files), (int64_t)o->unwind_linger_ns, &t);
+                          bpf_map__fd(c->skel->maps.unwind_files), (int64_t)o->unwind_linger_ns,
+                          &t);
     if (r < 0)
         return r;
+    unwind_tables_set_python_map(t, bpf_map__fd(c->skel->maps.python_procs));
     unwind_tables_load_all(t, clock_ns(CLOCK_MONOTONIC) + STARTUP_TABLES_NS, NULL, NULL);
     return unwind_worker_start(t, bpf_map__fd(c->skel->maps.unwind_asks), &c->unwind);
 }
@@ -624,6 +626,12 @@ static const struct {
     [OFFCPU_STAT_CHARGES_DEFERRED] = {"charges_deferred", COLLECTOR_EVENT},
     [OFFCPU_STAT_DEFERRED_SHORT] = {"deferred_charged_short", COLLECTOR_EVENT},
     [OFFCPU_STAT_DEFER_FULL] = {"defer_full", COLLECTOR_EVENT},
+    [OFFCPU_STAT_PY_WALKS] = {"python_walks", COLLECTOR_EVENT},
+    [OFFCPU_STAT_PY_FRAMES] = {"python_frames", COLLECTOR_EVENT},
+    [OFFCPU_STAT_PY_TRUNCATED] = {"python_truncated", COLLECTOR_LOST_EVENT},
+    [OFFCPU_STAT_PY_READ_ERROR] = {"python_read_error", COLLECTOR_LOST_EVENT},
+    [OFFCPU_STAT_PY_NO_TSTATE] = {"python_no_thread_state", COLLECTOR_EVENT},
+    [OFFCPU_STAT_PY_GIL_WAITS] = {"python_gil_waits", COLLECTOR_EVENT},
 };
 
 int collector_read_counters(struct collector *c, struct collector_counter *ret)

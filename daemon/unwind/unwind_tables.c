@@ -19,6 +19,7 @@
 #include "file_cache.h"
 #include "macro.h"
 #include "proc_maps.h"
+#include "python_layout.h"
 #include "row_space.h"
 #include "sorted_search.h"
 #include "unwind_budget.h"
@@ -42,12 +43,15 @@ struct table_file {
     size_t nsegs;
     unsigned users;     /* process tables naming it */
     int64_t idle_since; /* CLOCK_MONOTONIC: when the last table naming it went (0: in use) */
+    struct python_layout python; /* runtime_vaddr 0: not CPython */
 };
 
 struct table_proc {
     pid_t pid;
     struct table_file **files; /* one per mapping with a file, repeats included */
     size_t nfiles;
+    uint32_t python_version; /* of the CPython it runs (see python_layout.h) */
+    bool python;             /* it runs CPython */
 };
 
 /* Rows no table names any more, and when: reused two grace periods later. */
@@ -59,6 +63,7 @@ struct freed_run {
 struct unwind_tables {
     struct offcpu_unwind_row *rows;
     int procs_fd, files_fd;
+    int python_fd; /* the BPF map of CPython processes, or -1 */
     struct row_space space;
     struct freed_run *freed;
     size_t nfreed, freed_cap;
@@ -84,6 +89,7 @@ int unwind_tables_new(struct offcpu_unwind_row *rows, uint32_t rows_max, int pro
     t->rows = rows;
     t->procs_fd = procs_fd;
     t->files_fd = files_fd;
+    t->python_fd = -1;
     t->linger_ns = linger_ns;
     row_space_init(&t->space, rows_max);
     t->stats.rows_max = rows_max;
@@ -105,6 +111,11 @@ struct unwind_tables *unwind_tables_free(struct unwind_tables *t)
     row_space_done(&t->space);
     free(t);
     return NULL;
+}
+
+void unwind_tables_set_python_map(struct unwind_tables *t, int python_fd)
+{
+    t->python_fd = python_fd;
 }
 
 void unwind_tables_set_stop(struct unwind_tables *t, const atomic_bool *stop)
@@ -232,6 +243,8 @@ static struct table_file *file_of(struct unwind_tables *t, pid_t pid, const stru
         free(f);
         return NULL;
     }
+    /* a file that cannot be read as ELF is no CPython either */
+    (void)python_layout_read(fd, &f->python);
     memmove(&t->files[i + 1], &t->files[i], (t->nfiles - i) * sizeof(*t->files));
     t->files[i] = f;
     t->nfiles++;
@@ -386,6 +399,20 @@ static int process_start(pid_t pid, __u64 *from, __u64 *to)
     return 0;
 }
 
+/* The BPF side walks the Python frames of pid's threads if its layout is
+ * known; a process that exec'd another program, or whose CPython's version
+ * has no layout, is forgotten there. */
+static void python_publish(struct unwind_tables *t, pid_t pid,
+                           const struct offcpu_python_process *py)
+{
+    if (t->python_fd < 0)
+        return;
+    if (py->layout != OFFCPU_PYTHON_NONE)
+        bpf_map_update_elem(t->python_fd, &pid, py, BPF_ANY);
+    else
+        bpf_map_delete_elem(t->python_fd, &pid);
+}
+
 /* No table of pid will come (see OFFCPU_UNWIND_FULL): walks stop asking,
  * and short blocks are not held for rows. */
 static void mark_unreadable(struct unwind_tables *t, pid_t pid, uint64_t mm)
@@ -400,6 +427,8 @@ int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm)
     struct offcpu_unwind_process *v = &t->table;
     struct proc_maps maps = {0};
     struct table_proc *p;
+    struct offcpu_python_process py = {.mm = mm};
+    struct python_layout python = {0};
     size_t nfiles = 0, i;
     /* before the reading: code mapped meanwhile may be missing from it */
     int64_t read_ns = clock_ns(CLOCK_MONOTONIC);
@@ -434,10 +463,20 @@ int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm)
             t->stats.tables_cut++;
             break;
         }
-        fill_mapping(t, pid, &maps.maps[k], &v->maps[v->n++], files, &nfiles);
+        size_t had = nfiles;
+
+        fill_mapping(t, pid, &maps.maps[k], &v->maps[v->n], files, &nfiles);
+        if (nfiles > had && files[had]->python.runtime_vaddr && !python.runtime_vaddr &&
+            v->maps[v->n].row_count) {
+            python = files[had]->python;
+            py.runtime = python.runtime_vaddr + v->maps[v->n].bias;
+            py.layout = python.layout;
+        }
+        v->n++;
     }
     proc_maps_done(&maps);
     r = bpf_map_update_elem(t->procs_fd, &pid, v, BPF_ANY) < 0 ? -errno : 0;
+    python_publish(t, pid, &py);
 
     i = sorted_search(t->procs, t->nprocs, sizeof(*t->procs), &pid, compare_proc_to_pid, &found);
     if (!found && r == 0) {
@@ -464,6 +503,8 @@ int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm)
     p->files = files;
     files = NULL;
     p->nfiles = nfiles;
+    p->python = python.runtime_vaddr != 0;
+    p->python_version = python.version;
     t->stats.processes = t->nprocs;
     return 0;
 }
@@ -520,6 +561,8 @@ void unwind_tables_begin_pass(struct unwind_tables *t)
             continue;
         }
         bpf_map_delete_elem(t->procs_fd, &p->pid);
+        if (t->python_fd >= 0)
+            bpf_map_delete_elem(t->python_fd, &p->pid);
         proc_release_files(t, p);
     }
     t->nprocs = kept;
@@ -533,4 +576,11 @@ void unwind_tables_begin_pass(struct unwind_tables *t)
 void unwind_tables_get_stats(const struct unwind_tables *t, struct unwind_tables_stats *ret)
 {
     *ret = t->stats;
+    ret->python_processes = ret->python_unknown_version = 0;
+    for (size_t i = 0; i < t->nprocs; i++)
+        if (t->procs[i].python) {
+            ret->python_processes++;
+            ret->python_unknown_version +=
+                python_layout_of(t->procs[i].python_version) == OFFCPU_PYTHON_NONE;
+        }
 }

@@ -41,21 +41,23 @@ struct unwind_refused {
 };
 
 struct unwind_tables_stats {
-    uint64_t files;             /* files with rows loaded */
-    uint64_t rows;              /* rows they take */
-    uint64_t rows_max;          /* room for rows (unwind-memory) */
-    uint64_t files_without_cfi; /* files read that have none: frame pointers there */
-    uint64_t files_refused;     /* files whose CFI was refused: frame pointers there */
-    uint64_t files_over_budget; /* files whose rows did not fit: frame pointers there */
-    uint64_t processes;         /* processes with a table */
-    uint64_t table_reads;       /* tables read (announcements, start) */
-    uint64_t tables_cut;        /* tables with more mappings than a table holds */
-    uint64_t files_read;        /* files whose rows were derived since start */
-    uint64_t files_debug_frame; /* among them, with rows from .debug_frame */
-    uint64_t build_ns;          /* CPU time deriving and loading them (thread clock) */
-    uint64_t files_lingering;   /* files no process maps now, kept for the next (linger_ns) */
-    uint64_t rows_lingering;    /* the rows they keep */
-    uint64_t linger_reuses;     /* files a process mapped again while they lingered */
+    uint64_t files;                  /* files with rows loaded */
+    uint64_t rows;                   /* rows they take */
+    uint64_t rows_max;               /* room for rows (unwind-memory) */
+    uint64_t files_without_cfi;      /* files read that have none: frame pointers there */
+    uint64_t files_refused;          /* files whose CFI was refused: frame pointers there */
+    uint64_t files_over_budget;      /* files whose rows did not fit: frame pointers there */
+    uint64_t processes;              /* processes with a table */
+    uint64_t table_reads;            /* tables read (announcements, start) */
+    uint64_t tables_cut;             /* tables with more mappings than a table holds */
+    uint64_t files_read;             /* files whose rows were derived since start */
+    uint64_t files_debug_frame;      /* among them, with rows from .debug_frame */
+    uint64_t build_ns;               /* CPU time deriving and loading them (thread clock) */
+    uint64_t files_lingering;        /* files no process maps now, kept for the next (linger_ns) */
+    uint64_t rows_lingering;         /* the rows they keep */
+    uint64_t linger_reuses;          /* files a process mapped again while they lingered */
+    uint64_t python_processes;       /* processes with a table that run CPython */
+    uint64_t python_unknown_version; /* ...of a version without a layout: native frames only */
     struct unwind_refused refused[UNWIND_REFUSED_KEPT]; /* the last refused, oldest first */
     size_t nrefused;
 };
@@ -68,6 +70,10 @@ struct unwind_tables_stats {
 int unwind_tables_new(struct offcpu_unwind_row *rows, uint32_t rows_max, int procs_fd, int files_fd,
                       int64_t linger_ns, struct unwind_tables **ret);
 struct unwind_tables *unwind_tables_free(struct unwind_tables *t);
+
+/* The BPF map of CPython processes (python_procs), filled as tables are
+ * read: their Python frames are walked. Not set: none are. */
+void unwind_tables_set_python_map(struct unwind_tables *t, int python_fd);
 
 /* Reading stops at once (a file's reading too) once *stop is set: the
  * daemon is stopping. */

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Whether an ELF file is a CPython interpreter (python3.x, or a
+ * libpython3.x.so a program embeds), and which: the version the file says
+ * it is (Py_Version), never its name, and where its _PyRuntime is. The
+ * BPF side walks Python frames only for a version whose layout it knows
+ * (enum offcpu_python_layout); another is counted in status.
+ */
+#ifndef PYTHON_LAYOUT_H
+#define PYTHON_LAYOUT_H
+
+#include <linux/types.h>
+#include <stdint.h>
+
+#include "offcpu.h"
+
+struct python_layout {
+    uint64_t runtime_vaddr; /* ELF address of _PyRuntime; 0: not CPython */
+    uint32_t version;       /* PY_VERSION_HEX (0x030b02f0: 3.11.2); 0: not said (before 3.11) */
+    uint32_t layout;        /* enum offcpu_python_layout: NONE for a version not known */
+};
+
+/* Reads the dynamic symbols of the ELF file open on fd. Returns 0 (runtime_vaddr
+ * 0 for a file that is not CPython) or a negative errno. */
+int python_layout_read(int fd, struct python_layout *ret);
+
+/* The layout of a version (enum offcpu_python_layout). */
+uint32_t python_layout_of(uint32_t version);
+
+#endif

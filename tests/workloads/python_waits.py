@@ -1,0 +1,146 @@
+"""Threads of Debian's python3 that block, each from a chain of three named
+functions: in time.sleep, a threading.Lock, queue.Queue.get, a socket recv and
+os.fsync (waits), or two threads that take the GIL from each other (gil).
+
+Usage: python_waits.py waits|gil SECONDS DIR
+Prints "ready PID" once its threads run, then, at the end, a JSON line: for
+each blocking thread its tid and its frames as traceback saw them while it
+blocked (function, file, line; outermost first)."""
+import json
+import os
+import queue
+import socket
+import sys
+import threading
+import time
+import traceback
+
+MODE, SECONDS, DIR = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+stop = threading.Event()
+seen = {}  # thread name: (tid, frames)
+
+
+def sleep_3():
+    while not stop.is_set():
+        time.sleep(0.02)
+
+
+def sleep_2():
+    sleep_3()
+
+
+def sleep_1():
+    sleep_2()
+
+
+held = threading.Lock()
+held.acquire()
+
+
+def lock_3():
+    while not held.acquire(timeout=0.05) and not stop.is_set():
+        pass
+
+
+def lock_2():
+    lock_3()
+
+
+def lock_1():
+    lock_2()
+
+
+jobs = queue.Queue()
+
+
+def queue_3():
+    while not stop.is_set():
+        try:
+            jobs.get(timeout=0.05)
+        except queue.Empty:
+            pass
+
+
+def queue_2():
+    queue_3()
+
+
+def queue_1():
+    queue_2()
+
+
+left, right = socket.socketpair()
+left.settimeout(0.05)
+
+
+def recv_3():
+    while not stop.is_set():
+        try:
+            left.recv(1)
+        except socket.timeout:
+            pass
+
+
+def recv_2():
+    recv_3()
+
+
+def recv_1():
+    recv_2()
+
+
+def fsync_3():
+    fd = os.open(os.path.join(DIR, "fsync-me"), os.O_WRONLY | os.O_CREAT, 0o600)
+    while not stop.is_set():
+        os.write(fd, b"x" * 4096)
+        os.fsync(fd)
+    os.close(fd)
+
+
+def fsync_2():
+    fsync_3()
+
+
+def fsync_1():
+    fsync_2()
+
+
+def spin_3():
+    n = 0
+    while not stop.is_set():
+        n += 1
+
+
+def spin_2():
+    spin_3()
+
+
+def spin_1():
+    spin_2()
+
+
+ENTRIES = {"waits": [sleep_1, lock_1, queue_1, recv_1, fsync_1], "gil": [spin_1, spin_1]}
+
+
+def record():
+    """Each thread's frames, as the interpreter itself tells them."""
+    frames = sys._current_frames()
+    for t in threading.enumerate():
+        if t is threading.main_thread() or t.ident not in frames:
+            continue
+        seen[t.name] = (t.native_id, [(f.name, f.filename, f.lineno)
+                                      for f in traceback.extract_stack(frames[t.ident])])
+
+
+threads = [threading.Thread(target=f, name=f"{f.__name__}-{i}")
+           for i, f in enumerate(ENTRIES[MODE])]
+for t in threads:
+    t.start()
+print("ready", os.getpid(), flush=True)
+time.sleep(SECONDS / 2)
+record()
+time.sleep(SECONDS / 2)
+stop.set()
+for t in threads:
+    t.join()
+print(json.dumps({name: {"tid": tid, "frames": frames} for name, (tid, frames) in seen.items()}))
