@@ -39,6 +39,44 @@ static int read_u32_at(Elf *elf, int fd, uint64_t vaddr, uint32_t *ret)
     return -ENOENT;
 }
 
+static int read_loads(Elf *elf, struct python_layout *py)
+{
+    size_t n;
+
+    if (elf_getphdrnum(elf, &n) < 0)
+        return -ENOEXEC;
+    for (size_t i = 0; i < n && py->nloads < PYTHON_LAYOUT_LOADS_MAX; i++) {
+        GElf_Phdr ph;
+
+        if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+            continue;
+        py->loads[py->nloads].offset = ph.p_offset;
+        py->loads[py->nloads].vaddr = ph.p_vaddr;
+        py->loads[py->nloads].size = ph.p_filesz;
+        py->nloads++;
+    }
+    return 0;
+}
+
+int python_layout_bias(const struct python_layout *py, uint64_t pgoff, uint64_t start,
+                       uint64_t *ret)
+{
+    /* segments start mid-page, and a page may hold the end of one and the
+     * start of the next: a mapping at a segment's first page is that
+     * segment's, else the one whose pages hold pgoff */
+    for (int exact = 1; exact >= 0; exact--)
+        for (uint32_t i = 0; i < py->nloads; i++) {
+            uint64_t page = py->loads[i].offset & ~(uint64_t)0xfff;
+
+            if (exact ? pgoff == page
+                      : pgoff > page && pgoff < py->loads[i].offset + py->loads[i].size) {
+                *ret = start - (py->loads[i].vaddr - (py->loads[i].offset - pgoff));
+                return 0;
+            }
+        }
+    return -ENOENT;
+}
+
 uint32_t python_layout_of(uint32_t version)
 {
     /* 3.11.x: the layout does not change within a minor version */
@@ -89,6 +127,9 @@ int python_layout_read(int fd, struct python_layout *ret)
     if (!version_vaddr || !ret->runtime_vaddr)
         return 0;
     r = read_u32_at(elf, fd, version_vaddr, &ret->version);
+    if (r < 0)
+        return r;
+    r = read_loads(elf, ret);
     if (r < 0)
         return r;
     ret->layout = python_layout_of(ret->version);

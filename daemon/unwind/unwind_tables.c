@@ -464,12 +464,15 @@ int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm)
             break;
         }
         size_t had = nfiles;
+        uint64_t bias;
 
         fill_mapping(t, pid, &maps.maps[k], &v->maps[v->n], files, &nfiles);
+
         if (nfiles > had && files[had]->python.runtime_vaddr && !python.runtime_vaddr &&
-            v->maps[v->n].row_count) {
+            python_layout_bias(&files[had]->python, maps.maps[k].pgoff, maps.maps[k].start,
+                               &bias) == 0) {
             python = files[had]->python;
-            py.runtime = python.runtime_vaddr + v->maps[v->n].bias;
+            py.runtime = python.runtime_vaddr + bias;
             py.layout = python.layout;
         }
         v->n++;

@@ -37,6 +37,18 @@ int main(int argc, char **argv)
     CHECK(py.layout == OFFCPU_PYTHON_3_11, "the 3.11 layout: %u", py.layout);
     CHECK(py.runtime_vaddr == runtime, "_PyRuntime at 0x%" PRIx64 ", readelf: 0x%" PRIx64,
           py.runtime_vaddr, runtime);
+    CHECK(py.nloads >= 2, "its loadable segments: %u", py.nloads);
+    for (uint32_t i = 0; i < py.nloads; i++) {
+        uint64_t bias = 1;
+
+        /* a program mapped where it was linked (non-PIE): no bias, from any page */
+        r = python_layout_bias(&py, py.loads[i].offset & ~0xfffULL, py.loads[i].vaddr & ~0xfffULL,
+                               &bias);
+        CHECK(r == 0 && bias == 0, "segment %u: bias %" PRIu64 " (%d)", i, bias, r);
+        r = python_layout_bias(&py, py.loads[i].offset & ~0xfffULL,
+                               (py.loads[i].vaddr & ~0xfffULL) + 0x7f0000000000ULL, &bias);
+        CHECK(r == 0 && bias == 0x7f0000000000ULL, "moved: bias 0x%" PRIx64, bias);
+    }
     r = read_path(argv[3], &py);
     CHECK(r == 0 && py.runtime_vaddr == 0 && py.layout == OFFCPU_PYTHON_NONE,
           "%s is no CPython: %d", argv[3], r);
