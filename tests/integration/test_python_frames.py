@@ -1,8 +1,9 @@
 """CPython frames (issue 21, docs/python-frames.md): Debian's own /usr/bin/python3
 (3.11) is recognised from the version its binary says it is, and the collector walks
 each blocked thread's Python frames at switch-out, from the thread state it finds
-through the GIL-state TSS key. The workload runs in a cgroup of its own, the only one
-the daemon traces: the Python of the test runner and of others is not counted."""
+through the GIL-state TSS key; so is a program that embeds libpython3.11.so (placed at
+an address of its own). The workload runs in a cgroup of its own, the only one the
+daemon traces: the Python of the test runner and of others is not counted."""
 import json
 import os
 import subprocess
@@ -38,13 +39,17 @@ def collector(d: Daemon) -> dict:
     return json.loads(d.ctl("status", "--json").stdout)
 
 
-def run_python(d: Daemon, tmp_path, mode: str, seconds: float):
+# Debian's python3, and a program that embeds Debian's libpython3.11.so
+PROGRAMS = {"python3": [PYTHON], "embedded": [str(WORKLOADS / "embedded_python")]}
+
+
+def run_python(d: Daemon, tmp_path, mode: str, seconds: float, program="python3"):
     """The workload in mode, from its start in the cgroup; (status while it ran, the
     counters' growth over its run, what it printed last)."""
     before = collector(d)["collector"]
-    proc = subprocess.Popen([PYTHON, str(WORKLOADS / "python_waits.py"), mode, str(seconds),
-                             str(tmp_path)], preexec_fn=into_cgroup, stdout=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen([*PROGRAMS[program], str(WORKLOADS / "python_waits.py"), mode,
+                             str(seconds), str(tmp_path)], preexec_fn=into_cgroup,
+                            stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().startswith("ready")
         time.sleep(seconds / 2)
@@ -58,12 +63,13 @@ def run_python(d: Daemon, tmp_path, mode: str, seconds: float):
     return during, grew, json.loads(out.strip().splitlines()[-1])
 
 
-def test_python_recognised_and_frames_walked(daemon, tmp_path):
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_python_recognised_and_frames_walked(daemon, tmp_path, program):
     """Five threads blocked from chains of three functions: the process is counted as
     CPython of a known version, and each walk finds on average at least the frames of
     a thread blocked there (the main thread, in join and sleep, has fewer, and is one
     thread of six)."""
-    during, grew, seen = run_python(daemon, tmp_path, "waits", 3)
+    during, grew, seen = run_python(daemon, tmp_path, "waits", 3, program)
     assert during["python_processes"] >= 1, during
     assert during["python_unknown_version"] == 0, during
     assert len(seen) == 5 and all(len(t["frames"]) >= THREAD_FRAMES for t in seen.values()), seen

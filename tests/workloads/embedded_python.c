@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A program that embeds Debian's libpython3.11.so (a PIC library, loaded at
+ * an address of its own) and runs a script in it: python_waits.py, with the
+ * arguments given. Usage: embedded_python SCRIPT ARGS...
+ *
+ * The two calls it needs are declared here: Debian's python3.11-dev need not
+ * be installed for the tests.
+ */
+#include <stdio.h>
+#include <string.h>
+
+void Py_Initialize(void);
+int Py_FinalizeEx(void);
+int PyRun_SimpleStringFlags(const char *command, void *flags);
+
+int main(int argc, char **argv)
+{
+    char code[4096];
+    size_t n;
+    int r;
+
+    if (argc < 2) {
+        fprintf(stderr, "usage: embedded_python SCRIPT ARGS...\n");
+        return 2;
+    }
+    /* the arguments are the test's own paths and words: no quotes in them */
+    n = (size_t)snprintf(code, sizeof(code), "import runpy, sys\nsys.argv = [");
+    for (int i = 1; i < argc && n < sizeof(code); i++)
+        n += (size_t)snprintf(code + n, sizeof(code) - n, "'%s', ", argv[i]);
+    if (n < sizeof(code))
+        n += (size_t)snprintf(code + n, sizeof(code) - n,
+                              "]\nrunpy.run_path('%s', run_name='__main__')\n", argv[1]);
+    if (n >= sizeof(code)) {
+        fprintf(stderr, "embedded_python: arguments too long\n");
+        return 2;
+    }
+    Py_Initialize();
+    r = PyRun_SimpleStringFlags(code, NULL);
+    if (Py_FinalizeEx() < 0)
+        r = 1;
+    return r ? 1 : 0;
+}
