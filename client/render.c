@@ -327,6 +327,8 @@ int render_status(FILE *f, const json_t *st)
         {"unwind_files_lingering", "unwind files lingering", K_PLAIN},
         {"unwind_linger_reuses", "unwind linger reuses", K_PLAIN},
         {"unwind_files_refused", "unwind files refused", K_PLAIN},
+        {"python_processes", "python processes", K_PLAIN},
+        {"python_unknown_version", "python unknown version", K_PLAIN},
     };
     const json_t *collector = json_object_get(st, "collector");
     const char *key;

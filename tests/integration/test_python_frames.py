@@ -72,6 +72,8 @@ def test_python_recognised_and_frames_walked(daemon, tmp_path, program):
     during, grew, seen = run_python(daemon, tmp_path, "waits", 3, program)
     assert during["python_processes"] >= 1, during
     assert during["python_unknown_version"] == 0, during
+    text = daemon.ctl("status").stdout
+    assert "python processes" in text and "python unknown version" in text, text
     assert len(seen) == 5 and all(len(t["frames"]) >= THREAD_FRAMES for t in seen.values()), seen
     assert grew["python_walks"] > 100, grew
     # cut at 32 frames: the imports at start (importlib's frames nest deep), no more
