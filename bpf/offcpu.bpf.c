@@ -26,7 +26,6 @@
 #include "generations.bpf.h"
 #include "charge.bpf.h"
 #include "wakers.bpf.h"
-#include "python.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -123,7 +122,8 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
                             so->state != OFFCPU_STATE_UNINTERRUPTIBLE;
             /* every switch-out: Python-to-Python calls leave no trace in
              * the registers the stack cache compares */
-            python_walk(so->tgid, tid, so->mm, cur->thread.fsbase, so->fp.syscall, so->fp.di);
+            so->fp.python =
+                python_walk(so->tgid, tid, so->mm, cur->thread.fsbase, so->fp.syscall, so->fp.di);
         }
         rec = record_of(prev, tid, btf);
         so->since = bpf_ktime_get_ns();

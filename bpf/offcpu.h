@@ -262,6 +262,26 @@ enum offcpu_python_layout {
     OFFCPU_PYTHON_3_11, /* the offsets of CPython 3.11 on x86-64 */
 };
 
+/*
+ * A CPython thread's user stack holds its native frames, leaf first, then a
+ * marker, then its Python frames, leaf first: one tagged word each (user
+ * addresses never have bit 63 set). The daemon weaves them into the native
+ * frames that evaluated them (docs/python-frames.md).
+ */
+#define OFFCPU_PY_TAG       (1ULL << 63)
+#define OFFCPU_PY_CODE_MASK ((1ULL << 48) - 1) /* a frame's code object; 0 in the marker */
+/* a frame: the instruction it is at, lasti + 1 in code units (0: none run
+ * yet; OFFCPU_PY_LASTI_FAR: too far to say), and whether it began an
+ * evaluation (the outermost frame one _PyEval_EvalFrameDefault runs) */
+#define OFFCPU_PY_LASTI_SHIFT 48
+#define OFFCPU_PY_LASTI_FAR   0x3fffULL
+#define OFFCPU_PY_ENTRY       (1ULL << 62)
+/* the marker: the layout (enum offcpu_python_layout), and what the walk met */
+#define OFFCPU_PY_MARK_LAYOUT_SHIFT 48                /* 8 bits */
+#define OFFCPU_PY_MARK_TRUNCATED    (1ULL << 56)     /* more frames than were kept */
+#define OFFCPU_PY_MARK_READ_ERROR   (1ULL << 57)     /* a frame could not be read */
+#define OFFCPU_PY_MARK_GIL          (1ULL << 58)     /* blocked waiting for the GIL */
+
 struct offcpu_python_process {
     __u64 mm;      /* the address space the entry is of: stale after an exec */
     __u64 runtime; /* &_PyRuntime in the process */

@@ -27,6 +27,9 @@ struct fingerprint {
     __u64 di; /* not compared: where the unwinder finds vfork's return address */
     __u64 syscall;
     __u64 exec_id; /* an exec in place starts a new image */
+    /* a CPython thread's Python frames, hashed (python_walk), 0 for others:
+     * Python-to-Python calls leave no trace in the registers */
+    __u64 python;
     __u32 state;
     __u32 valid;
 };
@@ -43,6 +46,7 @@ static __always_inline void fingerprint_of(struct fingerprint *fp, struct task_s
     fp->di = regs->di;
     fp->syscall = regs->orig_ax;
     fp->exec_id = task->self_exec_id;
+    fp->python = 0;
     fp->state = state;
     fp->valid = 1;
 }
@@ -51,7 +55,8 @@ static __always_inline bool fingerprint_equal(const struct fingerprint *a,
                                               const struct fingerprint *b)
 {
     return a->valid && b->valid && a->ip == b->ip && a->sp == b->sp && a->bp == b->bp &&
-           a->syscall == b->syscall && a->exec_id == b->exec_id && a->state == b->state;
+           a->syscall == b->syscall && a->exec_id == b->exec_id && a->python == b->python &&
+           a->state == b->state;
 }
 
 /* Of a cache hit: is it walked all the same, to check the cache? */

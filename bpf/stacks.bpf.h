@@ -10,6 +10,7 @@
 #include "knobs.bpf.h"
 #include "task_record.bpf.h"
 #include "unwind.bpf.h"
+#include "python.bpf.h"
 
 /*
  * Per-CPU room for a kernel stack widened to a struct offcpu_stack before it
@@ -128,6 +129,9 @@ static __always_inline __u64 take_user_stack(void *ctx, struct offcpu_stack *s,
         if (!s->nr)
             return OFFCPU_STACK_MISSED;
     }
+    /* python_walk's, in this same run of the program */
+    if (so->fp.python)
+        python_append(s);
     return stack_hash(s, OFFCPU_USER_DEPTH);
 }
 

@@ -26,6 +26,7 @@ enum flame_kind {
     FLAME_SEPARATOR,
     FLAME_KERNEL,
     FLAME_WAKER, /* the waker's part of a Wakers stack: "--" on */
+    FLAME_PYTHON, /* a user frame of Python's: told by its name, for colour only */
 };
 
 /* Which of a node's two times: the window drawn, and a diff's earlier one. */

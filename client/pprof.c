@@ -168,13 +168,14 @@ static int64_t function_id(struct builder *b, const char *name, const char *file
     return remember(b, key, id) < 0 ? -ENOMEM : id;
 }
 
-/* A frame's location: its name at address of mapping (0: none). */
+/* A frame's location: its name at address of mapping (0: none), or at line
+ * of source file (0: none). */
 static int64_t location_id(struct builder *b, const char *name, int64_t mapping, uint64_t address,
-                           const char *file)
+                           const char *file, int64_t line)
 {
     _cleanup_free_ char *key = NULL;
-    json_int_t id = known(b, &key, "l\x1f%lld\x1f%llx\x1f%s", (long long)mapping,
-                          (unsigned long long)address, name);
+    json_int_t id = known(b, &key, "l\x1f%lld\x1f%llx\x1f%s\x1f%s\x1f%lld", (long long)mapping,
+                          (unsigned long long)address, name, line ? file : "", (long long)line);
     int64_t function;
     Location *l;
 
@@ -194,6 +195,7 @@ static int64_t location_id(struct builder *b, const char *name, int64_t mapping,
     l->mapping_id = (uint64_t)mapping;
     l->address = address;
     b->lines[id - 1].function_id = (uint64_t)function;
+    b->lines[id - 1].line = line;
     return remember(b, key, id) < 0 ? -ENOMEM : id;
 }
 
@@ -208,26 +210,46 @@ static int add_location(struct builder *b, int64_t id)
     return 0;
 }
 
+/* A Python function's frame, {name, file, line} with frame detail: a
+ * function of its own name (the name shown less its " (file.py:line)"), in
+ * its source file, at that line, as pprof has interpreted code. */
+static int add_source_frame(struct builder *b, const char *name, const char *file, json_int_t line)
+{
+    const char *paren = strrchr(name, '(');
+    _cleanup_free_ char *function = NULL;
+
+    if (paren && paren > name && paren[-1] == ' ' && name[strlen(name) - 1] == ')')
+        function = strndup(name, (size_t)(paren - 1 - name));
+    else
+        function = strdup(name);
+    if (!function)
+        return -ENOMEM;
+    return add_location(b, location_id(b, function, 0, 0, file, line));
+}
+
 /* A user frame, {name, module, offset, build_id} with frame detail, else its name. */
 static int add_user_frame(struct builder *b, const json_t *frame)
 {
     const char *name =
         json_string_value(frame) ?: json_string_value(json_object_get(frame, "name"));
     const char *module = json_string_value(json_object_get(frame, "module"));
-    json_t *offset = json_object_get(frame, "offset");
+    const char *file = json_string_value(json_object_get(frame, "file"));
+    json_t *offset = json_object_get(frame, "offset"), *line = json_object_get(frame, "line");
     uint64_t address;
     int64_t mapping;
 
     if (!name)
         return -EBADMSG;
+    if (file && json_is_integer(line) && json_integer_value(line) > 0)
+        return add_source_frame(b, name, file, json_integer_value(line));
     if (!module || !json_is_integer(offset))
-        return add_location(b, location_id(b, name, 0, 0, ""));
+        return add_location(b, location_id(b, name, 0, 0, "", 0));
     address = (uint64_t)json_integer_value(offset);
     mapping =
         mapping_id(b, module, json_string_value(json_object_get(frame, "build_id")) ?: "", address);
     if (mapping < 0)
         return (int)mapping;
-    return add_location(b, location_id(b, name, mapping, address, module));
+    return add_location(b, location_id(b, name, mapping, address, module, 0));
 }
 
 static int add_kernel_frame(struct builder *b, const json_t *frame)
@@ -240,7 +262,7 @@ static int add_kernel_frame(struct builder *b, const json_t *frame)
         return -EBADMSG;
     if (mapping < 0)
         return (int)mapping;
-    return add_location(b, location_id(b, name, mapping, 0, KERNEL_MAPPING));
+    return add_location(b, location_id(b, name, mapping, 0, KERNEL_MAPPING, 0));
 }
 
 static int add_label(struct builder *b, const json_t *stack, const char *key)

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "svg_palette.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 /* Two numbers in [0, 1) from a name: shades that stay put from run to run. */
 static void name_shades(const char *name, double *a, double *b)
@@ -15,13 +17,36 @@ static void name_shades(const char *name, double *a, double *b)
     *b = (h >> 16) / 65536.0;
 }
 
+/* A Python function's frame, "qualname (file.py:line)", or one of the
+ * weave's marks, "[python: ...]" (daemon/naming/frame_names.h). */
+static bool python_frame(const char *name)
+{
+    const char *open = strrchr(name, '('), *py;
+
+    if (strncmp(name, "[python: ", 9) == 0)
+        return true;
+    if (!open || open == name || open[-1] != ' ' || !(py = strstr(open, ".py")))
+        return false;
+    py += 3;
+    if (*py == ':')
+        py += 1 + strspn(py + 1, "0123456789");
+    return strcmp(py, ")") == 0;
+}
+
 void svg_frame_color(enum flame_kind kind, const char *name, char *buf, size_t size)
 {
     double a, b;
     int r, g, bl;
 
     name_shades(name, &a, &b);
+    if (kind == FLAME_USER && python_frame(name))
+        kind = FLAME_PYTHON;
     switch (kind) {
+    case FLAME_PYTHON: /* interpreted code: green, as flamegraph.pl draws a JIT's */
+        r = 80 + (int)(50 * a);
+        g = 180 + (int)(50 * b);
+        bl = 60 + (int)(40 * a);
+        break;
     case FLAME_USER: /* flamegraph.pl's "io" palette: off-CPU time is blue */
         r = g = 80 + (int)(60 * a);
         bl = 190 + (int)(55 * b);

@@ -604,6 +604,16 @@ static json_t *symbols_json(const struct symbolizer_stats *ss)
                      (json_int_t)ss->symbol_files_evicted);
 }
 
+/* CPython frames as the drains named them. */
+static json_t *python_naming_json(const struct symbolizer_stats *ss,
+                                  const struct snapshot_stats *snap)
+{
+    return json_pack("{s:I, s:I, s:I, s:I}", "python_stacks", (json_int_t)snap->python_stacks,
+                     "python_unwoven", (json_int_t)snap->python_unwoven, "python_frames_named",
+                     (json_int_t)(ss->python_frames - ss->python_unreadable),
+                     "python_frames_unreadable", (json_int_t)ss->python_unreadable);
+}
+
 static json_t *server_json(struct daemon *d)
 {
     struct vl_server_stats st;
@@ -715,6 +725,7 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
                                         (json_int_t)r->intern.strings.count, "symbol_files",
                                         (json_int_t)ss.elf_files));
     json_object_update_new(o, symbols_json(&ss));
+    json_object_update_new(o, python_naming_json(&ss, &d->stats.snap));
     json_object_update_new(o, collector_json(d));
     json_object_set_new(o, "missing", missing_json(d));
     json_object_update_new(o, unwind_json(d));

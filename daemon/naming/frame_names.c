@@ -71,6 +71,16 @@ void frame_name_in_file(char *buf, size_t size, const char *path, uint64_t offse
     write_name(buf, size, "%s+0x%" PRIx64, slash ? slash + 1 : path, offset);
 }
 
+void frame_name_python(char *buf, size_t size, const char *qualname, const char *path, int32_t line)
+{
+    const char *slash = strrchr(path, '/');
+
+    if (line > 0)
+        write_name(buf, size, "%s (%s:%" PRId32 ")", qualname, slash ? slash + 1 : path, line);
+    else
+        write_name(buf, size, "%s (%s)", qualname, slash ? slash + 1 : path);
+}
+
 void frame_name_kernel(char *buf, size_t size, const char *function, const char *module)
 {
     if (module)

@@ -15,6 +15,9 @@
 #define FRAME_NAME_UNKNOWN "[unknown]"
 #define FRAME_NAME_VDSO    "[vdso]"
 #define FRAME_NAME_ANON    "[anon]"
+/* a Python frame whose code object could not be read as one (the process
+ * is gone, or freed or changed it): marked, never guessed */
+#define FRAME_NAME_PYTHON_UNREADABLE "[python: unreadable]"
 
 /* One address may stand for several frames: the calls inlined where it lies
  * (Go's), or frames of an interpreter woven in for one of its own. Their
@@ -40,6 +43,12 @@ void frame_name_symbol(char *buf, size_t size, const char *symbol);
 
 /* Code in the file at path that no symbol covers: "BASENAME+0xOFFSET". */
 void frame_name_in_file(char *buf, size_t size, const char *path, uint64_t offset);
+
+/* A Python function, as py-spy names it (the name people compare with):
+ * "qualname (file.py:line)", the file's base name; "qualname (file.py)"
+ * where the line is not known (line <= 0). */
+void frame_name_python(char *buf, size_t size, const char *qualname, const char *path,
+                       int32_t line);
 
 /* A kernel function: "function", or "function [module]" in a module. */
 void frame_name_kernel(char *buf, size_t size, const char *function, const char *module);

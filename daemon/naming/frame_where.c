@@ -19,13 +19,22 @@ void frame_where_set(struct frame_where *w, const char *module, uint64_t offset,
     snprintf(w->module, sizeof(w->module), "%s", module);
 }
 
+void frame_where_set_source(struct frame_where *w, const char *path, uint32_t line)
+{
+    *w = (struct frame_where){.in_file = true, .line = line};
+    snprintf(w->module, sizeof(w->module), "%s", path);
+}
+
 void frame_where_format(const struct frame_where *w, char *offset, char *file)
 {
     if (!w->in_file) {
         offset[0] = file[0] = '\0';
         return;
     }
-    snprintf(offset, FRAME_WHERE_TEXT_MAX, "0x%" PRIx64, w->offset);
+    if (w->line)
+        snprintf(offset, FRAME_WHERE_TEXT_MAX, "line %" PRIu32, w->line);
+    else
+        snprintf(offset, FRAME_WHERE_TEXT_MAX, "0x%" PRIx64, w->offset);
     snprintf(file, FRAME_WHERE_TEXT_MAX, "%s %s", w->build_id[0] ? w->build_id : BUILD_ID_UNKNOWN,
              w->module);
 }
@@ -37,7 +46,9 @@ int frame_where_parse(const char *offset, const char *file, struct frame_where *
     char end;
 
     *w = (struct frame_where){0};
-    if (!path || !offset || sscanf(offset, "0x%" SCNx64 "%c", &w->offset, &end) != 1 ||
+    if (!path || !offset ||
+        (sscanf(offset, "0x%" SCNx64 "%c", &w->offset, &end) != 1 &&
+         (sscanf(offset, "line %" SCNu32 "%c", &w->line, &end) != 1 || !w->line)) ||
         id_len >= sizeof(w->build_id) || strlen(path + 1) >= sizeof(w->module))
         return -EINVAL;
     if (strncmp(file, BUILD_ID_UNKNOWN " ", 2) != 0)

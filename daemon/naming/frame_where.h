@@ -5,7 +5,9 @@
  * against another resolver (addr2line, perf). The ring keeps it as two
  * interned strings per frame, "0xOFFSET" and "BUILD_ID PATH" (the second
  * shared by every frame of that file; BUILD_ID "-" when unknown), or both ""
- * for a frame in no file: this is the one home of that form.
+ * for a frame in no file: this is the one home of that form. A frame of
+ * interpreted code (a Python function) lies at a line of a source file:
+ * "line N" and "- PATH".
  */
 #ifndef FRAME_WHERE_H
 #define FRAME_WHERE_H
@@ -21,6 +23,7 @@
 
 struct frame_where {
     bool in_file; /* false: nothing else is set */
+    uint32_t line; /* a source file's line: module is that file, offset and build_id unused */
     uint64_t offset;
     char build_id[2 * FRAME_WHERE_BUILD_ID_MAX + 1]; /* hex, "" if unknown */
     char module[PATH_MAX];                           /* the path as the process maps it */
@@ -29,6 +32,9 @@ struct frame_where {
 /* In the file module (as mapped), at offset; build-id may be empty. */
 void frame_where_set(struct frame_where *w, const char *module, uint64_t offset,
                      const uint8_t *build_id, size_t build_id_len);
+
+/* At line (> 0) of the source file path. */
+void frame_where_set_source(struct frame_where *w, const char *path, uint32_t line);
 
 /* The ring's two strings for w, each in a buffer of FRAME_WHERE_TEXT_MAX. */
 void frame_where_format(const struct frame_where *w, char *offset, char *file);

@@ -11,7 +11,9 @@
 #include "go_pclntab.h"
 #include "kallsyms.h"
 #include "kernel_symbols.h"
+#include "offcpu.h"
 #include "process_images.h"
+#include "python_code.h"
 
 _Static_assert(GO_INLINE_DEPTH_MAX + 1 <= FRAME_NAMES_MAX, "a frame and its inlined calls, whole");
 
@@ -19,6 +21,7 @@ struct symbolizer {
     struct file_cache *files;
     struct process_images *images; /* hold files of the cache above */
     struct kernel_symbols *kernel;
+    struct python_code_cache *python;
     struct symbolizer_stats stats; /* the frames asked and named */
 };
 
@@ -34,6 +37,8 @@ int symbolizer_new(size_t symbol_memory, struct symbolizer **ret)
         r = process_images_new(s->files, &s->images);
     if (r == 0)
         r = kernel_symbols_new(&s->kernel);
+    if (r == 0)
+        r = python_code_cache_new(&s->python);
     if (r < 0) {
         symbolizer_free(s);
         return r;
@@ -50,6 +55,7 @@ struct symbolizer *symbolizer_free(struct symbolizer *s)
     process_images_free(s->images);
     file_cache_free(s->files);
     kernel_symbols_free(s->kernel);
+    python_code_cache_free(s->python);
     free(s);
     return NULL;
 }
@@ -60,6 +66,7 @@ void symbolizer_begin_pass(struct symbolizer *s)
     process_images_begin_pass(s->images);
     file_cache_begin_pass(s->files);
     kernel_symbols_begin_pass(s->kernel);
+    python_code_begin_pass(s->python);
 }
 
 /* A symbol of the file when one holds the address; else the file offset,
@@ -123,6 +130,32 @@ int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint32_t exec_id, ui
         frame_name_symbol(buf, size, name);
         return 0;
     }
+}
+
+int symbolizer_python_frame(struct symbolizer *s, pid_t tgid, uint32_t layout, uint64_t word,
+                            char *buf, size_t size, struct frame_where *where)
+{
+    uint64_t lasti1 = (word >> OFFCPU_PY_LASTI_SHIFT) & OFFCPU_PY_LASTI_FAR;
+    struct python_frame_name py;
+    int r;
+
+    if (where)
+        where->in_file = false;
+    s->stats.python_frames++;
+    /* an instruction too far to encode: the function is known, its line not */
+    r = python_code_name(s->python, tgid, layout, word & OFFCPU_PY_CODE_MASK,
+                         lasti1 == OFFCPU_PY_LASTI_FAR ? -1 : (int32_t)lasti1 - 1, &py);
+    if (r < 0) {
+        s->stats.python_unreadable++;
+        frame_name_literal(buf, size, FRAME_NAME_PYTHON_UNREADABLE);
+        return r;
+    }
+    if (lasti1 == OFFCPU_PY_LASTI_FAR)
+        py.line = -1;
+    frame_name_python(buf, size, py.qualname, py.file, py.line);
+    if (where && py.line > 0)
+        frame_where_set_source(where, py.file, (uint32_t)py.line);
+    return 0;
 }
 
 int symbolizer_kernel_frame(struct symbolizer *s, uint64_t ip, bool is_leaf, char *buf, size_t size)

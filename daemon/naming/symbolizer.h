@@ -37,6 +37,8 @@ struct symbolizer_stats {
     uint64_t symbol_bytes;   /* ... held */
     uint64_t symbol_files_refused;
     uint64_t symbol_files_evicted;
+    uint64_t python_frames;     /* Python frames asked */
+    uint64_t python_unreadable; /* ... whose code object could not be read */
 };
 
 /* Returned by symbolizer_kernel_frame (name filled) for frames of the kinds
@@ -75,6 +77,14 @@ void symbolizer_begin_pass(struct symbolizer *s);
  * filled, as "[unknown]"). */
 int symbolizer_user_frame(struct symbolizer *s, pid_t tgid, uint32_t exec_id, uint64_t ip,
                           bool is_leaf, char *buf, size_t size, struct frame_where *where);
+
+/* Name a Python frame of process tgid: word is one of its user stack's
+ * (OFFCPU_PY_* in offcpu.h), layout the walk's (its marker's), read from the
+ * process's memory while it lives. Returns 0 (buf as frame_name_python
+ * writes it, where at its source line) or a negative errno (buf
+ * FRAME_NAME_PYTHON_UNREADABLE). */
+int symbolizer_python_frame(struct symbolizer *s, pid_t tgid, uint32_t layout, uint64_t word,
+                            char *buf, size_t size, struct frame_where *where);
 
 /* Name a kernel frame: "function", or "function [module]" for modules.
  * Returns 0, SYMBOLIZER_SKIP, or a negative errno (buf filled as "[unknown]"). */

@@ -9,10 +9,20 @@
 
 #define FRAME_MAX 512
 
+/* What an address is named as, with the address, tgid and exec_id. */
+enum frame_kind {
+    KIND_USER = 0,
+    KIND_USER_LEAF = 1,
+    KIND_KERNEL = 2,
+    KIND_KERNEL_LEAF = 3,
+    KIND_PYTHON = 4, /* + the walk's layout */
+};
+
 struct entry {
     uint64_t ip;
     uint32_t tgid, exec_id;
-    uint8_t used, leaf, kernel;
+    uint32_t kind; /* enum frame_kind */
+    bool used;
     struct named_frame f;
 };
 
@@ -56,25 +66,24 @@ struct frame_cache *frame_cache_free(struct frame_cache *c)
     return NULL;
 }
 
-static uint64_t hash_of(uint64_t ip, uint32_t tgid, uint32_t exec_id, bool leaf, bool kernel)
+static uint64_t hash_of(uint64_t ip, uint32_t tgid, uint32_t exec_id, uint32_t kind)
 {
     uint64_t h = ip ^ ((uint64_t)tgid << 32 | exec_id) * 0x9e3779b97f4a7c15ULL;
 
-    h ^= (uint64_t)(leaf | kernel << 1) << 62;
+    h ^= (uint64_t)kind << 56;
     h ^= h >> 31;
     h *= 0xbf58476d1ce4e5b9ULL;
     return h ^ (h >> 29);
 }
 
 static struct entry *slot_for(struct entry *slots, size_t size, uint64_t ip, uint32_t tgid,
-                              uint32_t exec_id, bool leaf, bool kernel)
+                              uint32_t exec_id, uint32_t kind)
 {
-    for (size_t i = hash_of(ip, tgid, exec_id, leaf, kernel) & (size - 1);;
-         i = (i + 1) & (size - 1)) {
+    for (size_t i = hash_of(ip, tgid, exec_id, kind) & (size - 1);; i = (i + 1) & (size - 1)) {
         struct entry *e = &slots[i];
 
-        if (!e->used || (e->ip == ip && e->tgid == tgid && e->exec_id == exec_id &&
-                         e->leaf == leaf && e->kernel == kernel))
+        if (!e->used ||
+            (e->ip == ip && e->tgid == tgid && e->exec_id == exec_id && e->kind == kind))
             return e;
     }
 }
@@ -90,7 +99,7 @@ static int grow(struct frame_cache *c)
         const struct entry *e = &c->slots[i];
 
         if (e->used)
-            *slot_for(slots, size, e->ip, e->tgid, e->exec_id, e->leaf, e->kernel) = *e;
+            *slot_for(slots, size, e->ip, e->tgid, e->exec_id, e->kind) = *e;
     }
     free(c->slots);
     c->slots = slots;
@@ -120,13 +129,18 @@ static void name(struct frame_cache *c, struct entry *e)
     char text[FRAME_MAX], offset[FRAME_WHERE_TEXT_MAX], file[FRAME_WHERE_TEXT_MAX];
     struct frame_where where = {0};
     const char *names[FRAME_NAMES_MAX];
+    bool leaf = e->kind & KIND_USER_LEAF;
     size_t n;
 
-    if (e->kernel) {
-        e->f.result = symbolizer_kernel_frame(c->sym, e->ip, e->leaf, text, sizeof(text));
-    } else {
-        e->f.result = symbolizer_user_frame(c->sym, e->tgid, e->exec_id, e->ip, e->leaf, text,
+    if (e->kind >= KIND_PYTHON)
+        e->f.result = symbolizer_python_frame(c->sym, e->tgid, e->kind - KIND_PYTHON, e->ip, text,
+                                              sizeof(text), &where);
+    else if (e->kind & KIND_KERNEL)
+        e->f.result = symbolizer_kernel_frame(c->sym, e->ip, leaf, text, sizeof(text));
+    else
+        e->f.result = symbolizer_user_frame(c->sym, e->tgid, e->exec_id, e->ip, leaf, text,
                                             sizeof(text), &where);
+    if (!(e->kind & KIND_KERNEL)) {
         frame_where_format(&where, offset, file);
         e->f.offset = intern_string(c->in, offset);
         e->f.file = intern_string(c->in, file);
@@ -136,25 +150,32 @@ static void name(struct frame_cache *c, struct entry *e)
     e->f.name = intern_string(c->in, names[n - 1]);
 }
 
-const struct named_frame *frame_cache_get(struct frame_cache *c, pid_t tgid, uint32_t exec_id,
-                                          uint64_t ip, bool is_leaf, bool kernel)
+static const struct named_frame *get(struct frame_cache *c, pid_t tgid, uint32_t exec_id,
+                                     uint64_t ip, uint32_t kind)
 {
     struct entry *e;
 
-    if (kernel)
-        tgid = exec_id = 0; /* the same in every process */
     if (2 * (c->count + 1) > c->size && grow(c) < 0)
         return NULL;
-    e = slot_for(c->slots, c->size, ip, tgid, exec_id, is_leaf, kernel);
+    e = slot_for(c->slots, c->size, ip, tgid, exec_id, kind);
     if (!e->used) {
-        *e = (struct entry){.ip = ip,
-                            .tgid = tgid,
-                            .exec_id = exec_id,
-                            .used = 1,
-                            .leaf = is_leaf,
-                            .kernel = kernel};
+        *e = (struct entry){.ip = ip, .tgid = tgid, .exec_id = exec_id, .kind = kind, .used = true};
         name(c, e);
         c->count++;
     }
     return &e->f;
+}
+
+const struct named_frame *frame_cache_get(struct frame_cache *c, pid_t tgid, uint32_t exec_id,
+                                          uint64_t ip, bool is_leaf, bool kernel)
+{
+    if (kernel)
+        tgid = exec_id = 0; /* the same in every process */
+    return get(c, tgid, exec_id, ip, (kernel ? KIND_KERNEL : KIND_USER) | is_leaf);
+}
+
+const struct named_frame *frame_cache_get_python(struct frame_cache *c, pid_t tgid,
+                                                 uint32_t exec_id, uint64_t word, uint32_t layout)
+{
+    return get(c, tgid, exec_id, word, KIND_PYTHON + layout);
 }

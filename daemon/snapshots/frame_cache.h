@@ -39,4 +39,10 @@ struct frame_cache *frame_cache_free(struct frame_cache *c);
 const struct named_frame *frame_cache_get(struct frame_cache *c, pid_t tgid, uint32_t exec_id,
                                           uint64_t ip, bool is_leaf, bool kernel);
 
+/* The Python frame word (OFFCPU_PY_*) of process tgid's image exec_id, of a
+ * walk of layout (symbolizer_python_frame). NULL when out of memory; the
+ * pointer is good until the next call. */
+const struct named_frame *frame_cache_get_python(struct frame_cache *c, pid_t tgid,
+                                                 uint32_t exec_id, uint64_t word, uint32_t layout);
+
 #endif

@@ -12,6 +12,11 @@ static json_t *frame_json(const char *name, const char *offset, const char *file
 
     if (!o || frame_where_parse(offset, file, &w) < 0)
         return o;
+    if (w.line) { /* a Python function's: its source line */
+        json_object_set_new(o, "file", name_json(w.module));
+        json_object_set_new(o, "line", json_integer(w.line));
+        return o;
+    }
     json_object_set_new(o, "module", name_json(w.module));
     json_object_set_new(o, "offset", json_integer((json_int_t)w.offset));
     if (w.build_id[0])

@@ -12,6 +12,7 @@
 #include "frame_rules.h"
 #include "frame_where.h"
 #include "histogram.h"
+#include "python_weave.h"
 #include "clock.h"
 #include "macro.h"
 
@@ -62,22 +63,26 @@ struct snapshot_builder {
     size_t left;
 };
 
-/* Frames of one stack as shown: those walked, an unknown last, and the calls
- * inlined in them (frame_cache.h), as many again at most */
-#define FRAMES_OUT_MAX (2 * OFFCPU_USER_DEPTH + 1)
+/* Frames of one stack as shown: those walked (with the weave's marks), an
+ * unknown last, and the calls inlined in them (frame_cache.h), as many
+ * again at most */
+#define FRAMES_OUT_MAX (2 * (OFFCPU_USER_DEPTH + PYTHON_WEAVE_EXTRA) + 1)
 
 /* Intern one stack from its frames, named leaf first as walked: root first;
- * which frames it keeps is frame_rule's to say. */
+ * which frames it keeps is frame_rule's to say. A CPython thread's Python
+ * frames are woven in (python_weave.h). */
 static struct resolved intern_frames(struct snapshot_builder *b, const struct offcpu_stack *s,
                                      const struct offcpu_key *k)
 {
     /* copies: the cache's entries move when it grows, within this loop */
-    struct named_frame named[OFFCPU_USER_DEPTH];
+    struct named_frame named[OFFCPU_USER_DEPTH + PYTHON_WEAVE_EXTRA];
     uint32_t names[FRAMES_OUT_MAX], wheres[2 * FRAMES_OUT_MAX];
     uint32_t unknown[3] = {0}, n = 0, out = 0;
+    uint32_t native = s->kernel ? s->nr : python_marker_index(s);
+    struct python_weave_held held = {0};
     struct resolved ret = {0};
 
-    for (uint32_t i = 0; i < s->nr && i < OFFCPU_USER_DEPTH; i++) {
+    for (uint32_t i = 0; i < native && i < OFFCPU_USER_DEPTH; i++) {
         /* a kernel callchain starts at a caller's return address: no entry is a pc */
         const struct named_frame *f = frame_cache_get(b->frames, k->tgid, k->exec_id, s->ip[i],
                                                       !s->kernel && i == 0, s->kernel);
@@ -109,6 +114,14 @@ static struct resolved intern_frames(struct snapshot_builder *b, const struct of
         if (step == FRAME_STEP_LAST)
             break;
     }
+    if (native < s->nr) {
+        bool unwoven;
+
+        n = python_weave(b->frames, b->in, k->tgid, k->exec_id, s, native, named, n,
+                         sizeof(named) / sizeof(named[0]), &held, &unwoven);
+        b->stats->python_stacks++;
+        b->stats->python_unwoven += unwoven;
+    }
     for (uint32_t i = n; i-- > 0;) {
         const uint32_t *inlined = NULL;
         uint32_t ninlined = 0;
@@ -131,6 +144,7 @@ static struct resolved intern_frames(struct snapshot_builder *b, const struct of
         ret.where = intern_stack(b->in, wheres, 2 * out);
     for (int i = 0; i < 3; i++)
         intern_string_unref(b->in, unknown[i]);
+    python_weave_release(b->in, &held);
     return ret;
 }
 

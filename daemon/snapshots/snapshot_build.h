@@ -19,6 +19,8 @@
 struct snapshot_stats {
     uint64_t records;
     uint64_t orphan_stacks; /* a key named a stack the drain did not hold */
+    uint64_t python_stacks;  /* CPython threads' stacks named, with their Python frames */
+    uint64_t python_unwoven; /* ... whose Python frames did not pair with the interpreter's */
 };
 
 struct snapshot_builder;

@@ -45,7 +45,7 @@ PROGRAMS = {"python3": [PYTHON], "embedded": [str(WORKLOADS / "embedded_python")
 
 def run_python(d: Daemon, tmp_path, mode: str, seconds: float, program="python3"):
     """The workload in mode, from its start in the cgroup; (status while it ran, the
-    counters' growth over its run, what it printed last)."""
+    counters' growth over its run, what it printed last, its pid)."""
     before = collector(d)["collector"]
     proc = subprocess.Popen([*PROGRAMS[program], str(WORKLOADS / "python_waits.py"), mode,
                              str(seconds), str(tmp_path)], preexec_fn=into_cgroup,
@@ -60,7 +60,7 @@ def run_python(d: Daemon, tmp_path, mode: str, seconds: float, program="python3"
     time.sleep(0.5)  # counters are read live; this is only for the last switch-outs
     after = collector(d)["collector"]
     grew = {k: after[k] - before[k] for k in after if k.startswith("python_")}
-    return during, grew, json.loads(out.strip().splitlines()[-1])
+    return during, grew, json.loads(out.strip().splitlines()[-1]), str(proc.pid)
 
 
 @pytest.mark.parametrize("program", PROGRAMS)
@@ -69,7 +69,7 @@ def test_python_recognised_and_frames_walked(daemon, tmp_path, program):
     CPython of a known version, and each walk finds on average at least the frames of
     a thread blocked there (the main thread, in join and sleep, has fewer, and is one
     thread of six)."""
-    during, grew, seen = run_python(daemon, tmp_path, "waits", 3, program)
+    during, grew, seen, _ = run_python(daemon, tmp_path, "waits", 3, program)
     assert during["python_processes"] >= 1, during
     assert during["python_unknown_version"] == 0, during
     text = daemon.ctl("status").stdout
@@ -88,5 +88,78 @@ def test_gil_waits_counted(daemon, tmp_path):
     """Two threads running Python take the GIL from each other every 5 ms: the one
     left waiting blocks in a futex on the GIL, which the collector tells from the
     registers alone."""
-    _, grew, _ = run_python(daemon, tmp_path, "gil", 2)
+    _, grew, _, _ = run_python(daemon, tmp_path, "gil", 2)
     assert grew["python_gil_waits"] >= 50, grew
+
+
+def python_frames(user):
+    """The Python frames of a stack's user frames (frame detail), root first:
+    (function, file's base name, line)."""
+    return [(f["name"].rsplit(" (", 1)[0].rsplit(".", 1)[-1], os.path.basename(f["file"]),
+             f["line"]) for f in user if "line" in f]
+
+
+@pytest.fixture(scope="module")
+def waits(daemon, tmp_path_factory):
+    """The waits workload, its threads as traceback saw them, and its stacks (by tid,
+    with frame detail) once it exited."""
+    _, _, seen, pid = run_python(daemon, tmp_path_factory.mktemp("waits"), "waits", 4)
+    reply = daemon.dump_json("--pid", pid, "--since", "60s", "--group-by", "tid",
+                             "--frame-detail")
+    return seen, reply["stacks"]
+
+
+@pytest.mark.parametrize("thread", ["sleep_1-0", "lock_1-1", "queue_1-2", "recv_1-3",
+                                    "fsync_1-4"])
+def test_thread_time_in_its_python_functions(waits, thread):
+    """Each blocking thread: at least 95% of its off-CPU time is in stacks whose
+    Python frames are the ones traceback printed for it (function, file, line, in
+    call order), woven between the thread's native entry and the C function it
+    blocks in."""
+    seen, stacks = waits
+    expect = [(name, os.path.basename(path), line) for name, path, line in
+              seen[thread]["frames"]]
+    mine = [s for s in stacks if s.get("tid") == seen[thread]["tid"]]
+    total = sum(s["total_ns"] for s in mine)
+    right = 0
+    for s in mine:
+        user = s["user_frames"]
+        if python_frames(user) != expect:
+            continue
+        first = next(i for i, f in enumerate(user) if "line" in f)
+        last = max(i for i, f in enumerate(user) if "line" in f)
+        # native frames on both sides: the thread's start, and the C code it blocked in
+        if first > 0 and user[0]["name"] in ("clone3", "clone") and last + 1 < len(user) and \
+                "line" not in user[last + 1]:
+            right += s["total_ns"]
+    assert total > 0 and right >= 0.95 * total, (
+        thread, right / total if total else None, expect,
+        sorted(((s["total_ns"], [f["name"] for f in s["user_frames"]]) for s in mine),
+               reverse=True)[:3])
+
+
+def test_gil_wait_shown_with_its_holder_as_waker(daemon, tmp_path):
+    """One thread holds the GIL in C code (usleep through ctypes.PyDLL) from a chain
+    of three Python functions; another runs Python: its sleeps are waits for the GIL,
+    shown as such, and (wakers on by default) the tasks that woke it are the holder,
+    with its Python frames (the others are the 5 ms timer of CPython's wait)."""
+    _, _, seen, pid = run_python(daemon, tmp_path, "gil_held", 3)
+    spin = seen["spin_1-1"]["tid"]
+    stacks = [s for s in daemon.dump_json("--pid", pid, "--since", "60s", "--group-by",
+                                          "tid,state")["stacks"]
+              if s.get("tid") == spin and s["state"] == "S"]
+    total = sum(s["total_ns"] for s in stacks)
+    gil = sum(s["total_ns"] for s in stacks if s["user"] and
+              s["user"][-1] == "[python: waiting for the GIL]" and
+              any(f.startswith("spin_3 (python_waits.py:") for f in s["user"]))
+    assert total > 0 and gil >= 0.9 * total, (gil / total if total else None, sorted(
+        ((s["total_ns"], s["user"][-4:]) for s in stacks), reverse=True)[:3])
+    woken = json.loads(daemon.ctl("--json", "wakers", "--tid", str(spin), "--since",
+                                  "60s").stdout)["stacks"]
+    by_tasks = [s for s in woken if s["user"] and
+                s["user"][-1] == "[python: waiting for the GIL]" and s["waker_user"]]
+    by_holder = sum(s["total_ns"] for s in by_tasks if
+                    [f.split(" (")[0] for f in s["waker_user"] if "python_waits.py" in f] ==
+                    ["hold_1", "hold_2", "hold_3"])
+    assert by_tasks and by_holder >= 0.9 * sum(s["total_ns"] for s in by_tasks), sorted(
+        ((s["total_ns"], s["waker_user"][-5:]) for s in by_tasks), reverse=True)[:3]

@@ -37,6 +37,24 @@ static void test_round_trip(void)
           "read back without build-id: [%s] %s", back.build_id, back.module);
 }
 
+/* A Python function's frame: a line of its source file. */
+static void test_source_line(void)
+{
+    struct frame_where w, back;
+
+    frame_where_set_source(&w, "/usr/lib/python3.11/threading.py", 975);
+    frame_where_format(&w, offset, file);
+    CHECK(strcmp(offset, "line 975") == 0 &&
+              strcmp(file, "- /usr/lib/python3.11/threading.py") == 0,
+          "a source line as the ring keeps it: %s %s", offset, file);
+    CHECK(frame_where_parse(offset, file, &back) == 0 && back.in_file && back.line == 975 &&
+              back.build_id[0] == '\0' &&
+              strcmp(back.module, "/usr/lib/python3.11/threading.py") == 0,
+          "read back: line %u of %s", back.line, back.module);
+    CHECK(frame_where_parse("line 0", file, &back) < 0, "no line 0");
+    CHECK(frame_where_parse("line 9x", file, &back) < 0, "line with trailing junk");
+}
+
 static void test_nowhere(void)
 {
     struct frame_where w = {0}, back;
@@ -60,6 +78,7 @@ static void test_not_places(void)
 int main(void)
 {
     test_round_trip();
+    test_source_line();
     test_nowhere();
     test_not_places();
     return CHECK_EXIT();

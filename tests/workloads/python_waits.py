@@ -1,11 +1,14 @@
 """Threads of Debian's python3 that block, each from a chain of three named
 functions: in time.sleep, a threading.Lock, queue.Queue.get, a socket recv and
-os.fsync (waits), or two threads that take the GIL from each other (gil).
+os.fsync (waits), or two threads that take the GIL from each other (gil), or a
+thread that runs Python while another holds the GIL in C code, libc's usleep
+called through ctypes.PyDLL, which keeps it (gil_held).
 
-Usage: python_waits.py waits|gil SECONDS DIR
+Usage: python_waits.py waits|gil|gil_held SECONDS DIR
 Prints "ready PID" once its threads run, then, at the end, a JSON line: for
 each blocking thread its tid and its frames as traceback saw them while it
 blocked (function, file, line; outermost first)."""
+import ctypes
 import json
 import os
 import queue
@@ -119,7 +122,22 @@ def spin_1():
     spin_2()
 
 
-ENTRIES = {"waits": [sleep_1, lock_1, queue_1, recv_1, fsync_1], "gil": [spin_1, spin_1]}
+def hold_3():
+    libc = ctypes.PyDLL(None)  # PyDLL: the call keeps the GIL
+    while not stop.is_set():
+        libc.usleep(20000)
+
+
+def hold_2():
+    hold_3()
+
+
+def hold_1():
+    hold_2()
+
+
+ENTRIES = {"waits": [sleep_1, lock_1, queue_1, recv_1, fsync_1], "gil": [spin_1, spin_1],
+           "gil_held": [hold_1, spin_1]}
 
 
 def record():
