@@ -3,6 +3,7 @@ what a test needs to load a page, read it, click, answer a prompt and take a scr
 import base64
 import io
 import json
+import re
 import subprocess
 import time
 import urllib.request
@@ -129,3 +130,40 @@ class Chromium:
                 self.proc.kill()
                 self.proc.wait()
             self.log.close()
+
+
+# what the widest frame of a name, its label and where it is on screen read in the page
+FRAME_JS = """(() => {
+  let best = null;
+  for (const g of document.querySelectorAll("g.f")) {
+    if (!g.querySelector("title").textContent.startsWith(%r + " (")) continue;
+    const rect = g.querySelector("rect"), box = rect.getBoundingClientRect();
+    const text = g.querySelector("text");
+    const f = {x: box.x, y: box.y, w: box.width, h: box.height, fill: rect.getAttribute("fill"),
+               label: text ? text.textContent : "", shown: g.getAttribute("display") !== "none",
+               width: Number(rect.getAttribute("width"))};
+    if (!best || f.width > best.width) best = f;
+  }
+  return best;
+})()"""
+
+
+def frame(page, name):
+    f = page.js(FRAME_JS % name)
+    assert f, f"no frame {name} in the page"
+    return f
+
+
+def rgb(fill):
+    return tuple(int(v) for v in re.findall(r"\d+", fill))
+
+
+def painted(image, f, fill, points=9):
+    """Whether the frame's box shows its fill on screen: sampled along its top edge, where no
+    label reaches (a label is black text inside)."""
+    want = rgb(fill)
+    y = int(f["y"] + 1.5)
+    xs = [f["x"] + 2 + i * (f["w"] - 4) / (points - 1) for i in range(points)]
+    hits = sum(all(abs(a - b) <= 3 for a, b in zip(image.getpixel((int(x), y)), want))
+               for x in xs)
+    return hits >= points - 1

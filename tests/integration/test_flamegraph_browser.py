@@ -7,22 +7,7 @@ import re
 import pytest
 
 from conftest import at, kernel_frame, run_workload
-from devtools import Chromium
-
-# what the widest frame of a name, its label and where it is on screen read in the page
-FRAME_JS = """(() => {
-  let best = null;
-  for (const g of document.querySelectorAll("g.f")) {
-    if (!g.querySelector("title").textContent.startsWith(%r + " (")) continue;
-    const rect = g.querySelector("rect"), box = rect.getBoundingClientRect();
-    const text = g.querySelector("text");
-    const f = {x: box.x, y: box.y, w: box.width, h: box.height, fill: rect.getAttribute("fill"),
-               label: text ? text.textContent : "", shown: g.getAttribute("display") !== "none",
-               width: Number(rect.getAttribute("width"))};
-    if (!best || f.width > best.width) best = f;
-  }
-  return best;
-})()"""
+from devtools import Chromium, frame, painted
 
 
 @pytest.fixture(scope="module")
@@ -42,27 +27,6 @@ def page(graph, tmp_path_factory):
     browser.load(graph[0].as_uri())
     yield browser
     browser.close()
-
-
-def frame(page, name):
-    f = page.js(FRAME_JS % name)
-    assert f, f"no frame {name} in the page"
-    return f
-
-
-def rgb(fill):
-    return tuple(int(v) for v in re.findall(r"\d+", fill))
-
-
-def painted(image, f, fill, points=9):
-    """Whether the frame's box shows its fill on screen: sampled along its top edge, where no
-    label reaches (a label is black text inside)."""
-    want = rgb(fill)
-    y = int(f["y"] + 1.5)
-    xs = [f["x"] + 2 + i * (f["w"] - 4) / (points - 1) for i in range(points)]
-    hits = sum(all(abs(a - b) <= 3 for a, b in zip(image.getpixel((int(x), y)), want))
-               for x in xs)
-    return hits >= points - 1
 
 
 def test_loads_without_errors_and_shows_the_frames(page, graph):

@@ -6,12 +6,15 @@ an address of its own). The workload runs in a cgroup of its own, the only one t
 daemon traces: the Python of the test runner and of others is not counted."""
 import json
 import os
+import re
+import shutil
 import subprocess
 import time
 
 import pytest
 
-from conftest import WORKLOADS, Daemon, cgroup2_mount
+from conftest import WORKLOADS, Daemon, at, cgroup2_mount
+from devtools import Chromium, frame, painted, rgb
 
 PYTHON = "/usr/bin/python3"
 CGROUP = cgroup2_mount() / f"offcpud-python-{os.getpid()}"
@@ -103,10 +106,15 @@ def python_frames(user):
 def waits(daemon, tmp_path_factory):
     """The waits workload, its threads as traceback saw them, and its stacks (by tid,
     with frame detail) once it exited."""
-    _, _, seen, pid = run_python(daemon, tmp_path_factory.mktemp("waits"), "waits", 4)
+    home = tmp_path_factory.mktemp("waits")
+    _, _, seen, pid = run_python(daemon, home, "waits", 4)
     reply = daemon.dump_json("--pid", pid, "--since", "60s", "--group-by", "tid",
                              "--frame-detail")
-    return seen, reply["stacks"]
+    # the same window drawn, and as a pprof profile
+    window = ("--pid", pid, "--since", at(reply["start_ns"]), "--until", at(reply["end_ns"]))
+    daemon.ctl("flamegraph", *window, "-o", str(home / "waits.svg"))
+    daemon.ctl("dump", *window, "--format", "pprof", "-o", str(home / "waits.pb.gz"))
+    return seen, reply["stacks"], home
 
 
 @pytest.mark.parametrize("thread", ["sleep_1-0", "lock_1-1", "queue_1-2", "recv_1-3",
@@ -116,7 +124,7 @@ def test_thread_time_in_its_python_functions(waits, thread):
     Python frames are the ones traceback printed for it (function, file, line, in
     call order), woven between the thread's native entry and the C function it
     blocks in."""
-    seen, stacks = waits
+    seen, stacks, _ = waits
     expect = [(name, os.path.basename(path), line) for name, path, line in
               seen[thread]["frames"]]
     mine = [s for s in stacks if s.get("tid") == seen[thread]["tid"]]
@@ -136,6 +144,47 @@ def test_thread_time_in_its_python_functions(waits, thread):
         thread, right / total if total else None, expect,
         sorted(((s["total_ns"], [f["name"] for f in s["user_frames"]]) for s in mine),
                reverse=True)[:3])
+
+
+def test_flame_graph_draws_python_frames_in_their_colour(waits, tmp_path):
+    """In Debian's chromium: the Python functions are boxes of the graph, in a green
+    of their own, and the native frames between them stay blue."""
+    browser = Chromium(tmp_path)
+    try:
+        browser.load((waits[2] / "waits.svg").as_uri())
+        assert browser.errors() == []
+        shot = browser.screenshot()
+        name, path, line = waits[0]["sleep_1-0"]["frames"][-1]
+        for name in (f"{name} ({os.path.basename(path)}:{line})", "Thread.run (threading.py:975)"):
+            f = frame(browser, name)
+            r, g, b = rgb(f["fill"])
+            assert f["shown"] and g > r and g > b, (name, f)
+            assert painted(shot, f, f["fill"]), (name, f)
+        r, g, b = rgb(frame(browser, "PyObject_Vectorcall")["fill"])
+        assert b > r and b > g
+    finally:
+        browser.close()
+
+
+GO = shutil.which("go")
+
+
+@pytest.mark.skipif(GO is None, reason="needs go tool pprof (golang-go)")
+def test_pprof_has_a_function_per_python_frame(waits):
+    """go tool pprof -traces on the same window: each thread's Python functions by
+    name, in call order; -lines: at their file and line."""
+    seen, _, home = waits
+    run = lambda *a: subprocess.run([GO, "tool", "pprof", *a, str(home / "waits.pb.gz")],
+                                    capture_output=True, text=True, timeout=120,
+                                    check=True).stdout
+    traces = run("-traces")
+    # leaf first; a native frame (_PyFunction_Vectorcall) between run and sleep_1
+    for chain in (["sleep_3", "sleep_2", "sleep_1"],
+                  ["Thread.run", "Thread._bootstrap_inner", "Thread._bootstrap"]):
+        assert re.search(r"\n\s+" + r"\n\s+".join(chain) + r"\n", traces), (chain, traces[:3000])
+    lines = run("-top", "-lines", "-nodecount=200")
+    for name, file, line in seen["sleep_1-0"]["frames"][-3:]:
+        assert re.search(rf"\b{name} {re.escape(file)}:{line}\b", lines), (name, line, lines)
 
 
 def test_gil_wait_shown_with_its_holder_as_waker(daemon, tmp_path):
