@@ -120,16 +120,15 @@ int python_type_is_code(pid_t pid, const struct python_layout *l, uint64_t addr)
     char name[sizeof(CODE_TYPE_NAME)];
     int r;
 
+    /* a type and its name are readable: what is not is no type */
     r = python_read_memory(pid, addr, t, l->tp_basicsize + sizeof(uint64_t));
     if (r < 0)
-        return r;
+        return r == -EFAULT ? 0 : r;
     if (u64_at(t, l->tp_basicsize) != l->code_size)
         return 0;
     r = python_read_memory(pid, u64_at(t, l->tp_name), name, sizeof(name));
-    if (r == -EFAULT)
-        return 0; /* a type's name is readable: this is no type */
     if (r < 0)
-        return r;
+        return r == -EFAULT ? 0 : r;
     return memcmp(name, CODE_TYPE_NAME, sizeof(name)) == 0;
 }
 

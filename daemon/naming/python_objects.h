@@ -33,7 +33,8 @@ int python_read_code_header(pid_t pid, const struct python_layout *l, uint64_t a
                             struct python_code_header *ret);
 
 /* Whether the type object at addr is CPython's code type, from its name and
- * size (the daemon has no symbols for it): 1, 0, or -ESRCH/-EFAULT. */
+ * size (the daemon has no symbols for it): 1, 0 (also for what cannot be read as
+ * a type), or -ESRCH. */
 int python_type_is_code(pid_t pid, const struct python_layout *l, uint64_t addr);
 
 /* The str object at addr as UTF-8 in buf[size] (size >= 1), cut at a

@@ -3,7 +3,7 @@
 # says of them. Prints, per code object, its address (CPython's id), its
 # instructions' count, first line, qualified name and file (UTF-8, hex), and
 # the line of every instruction (co_lines: what PyCode_Addr2Line gives; -1 for
-# none); then the location-table entry codes its tables hold, objects that are
+# none, and for all of a location table longer than the daemon keeps); then the location-table entry codes its tables hold, objects that are
 # no code, and "ready"; then waits for stdin to close, the code kept alive.
 import os
 import shutil
@@ -73,6 +73,12 @@ SOURCE = (
     "    return result\n"
 )
 
+# A function whose location table is over what the daemon keeps of one
+# (64 KiB): named, with no lines.
+HUGE_LINES = 20000
+SOURCE += "\ndef huge():\n" + "    x = 1\n" * HUGE_LINES
+LINETABLE_MAX = 64 << 10
+
 tmp = tempfile.mkdtemp(prefix="offcpud-ñandú-")
 path = os.path.join(tmp, "módulo_λ_𠀀.py")
 with open(path, "w", encoding="utf-8") as f:
@@ -104,6 +110,8 @@ for code in codes:
     for start, end, line in code.co_lines():
         for offset in range(start, end, 2):
             lines[offset // 2] = -1 if line is None else line
+    if len(code.co_linetable) > LINETABLE_MAX:
+        lines = [-1] * units
     for b in code.co_linetable:
         if b & 0x80:
             entry_codes.add((b >> 3) & 15)
