@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * CPython's objects read from a live process's memory: a code object's
+ * header, its type, a str as UTF-8, a bytes object. The offsets of each
+ * interpreter version are in one table, keyed by enum offcpu_python_layout.
+ */
+#ifndef PYTHON_OBJECTS_H
+#define PYTHON_OBJECTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct python_layout;
+
+/* The offsets of layout, or NULL for one not known here. */
+const struct python_layout *python_layout_of(uint32_t layout);
+
+/* Copy [addr, addr + size) of process pid: 0, -ESRCH (gone) or -EFAULT (any
+ * other failure, a short read included). */
+int python_read_memory(pid_t pid, uint64_t addr, void *buf, size_t size);
+
+/* What of a code object's header is used, and checked again later: a
+ * change in any of it means another code object is at that address now. */
+struct python_code_header {
+    uint64_t type, qualname, filename, linetable;
+    int64_t units; /* ob_size: its instructions, in 2-byte code units */
+    int32_t firstlineno;
+};
+
+int python_read_code_header(pid_t pid, const struct python_layout *l, uint64_t addr,
+                            struct python_code_header *ret);
+
+/* Whether the type object at addr is CPython's code type, from its name and
+ * size (the daemon has no symbols for it): 1, 0 (also for what cannot be read as
+ * a type), or -ESRCH. */
+int python_type_is_code(pid_t pid, const struct python_layout *l, uint64_t addr);
+
+/* The str object at addr as UTF-8 in buf[size] (size >= 1), cut at a
+ * character if longer. -EINVAL: not a compact str. */
+int python_read_str(pid_t pid, const struct python_layout *l, uint64_t addr, char *buf,
+                    size_t size);
+
+/* The contents of the bytes object at addr, at most max bytes of them, in a
+ * new buffer. -E2BIG: longer than max. */
+int python_read_bytes(pid_t pid, const struct python_layout *l, uint64_t addr, size_t max,
+                      uint8_t **ret, size_t *ret_size);
+
+/* The line of instruction lasti from the code's location table. */
+int32_t python_layout_line(const struct python_layout *l, const uint8_t *table, size_t size,
+                           int32_t firstlineno, int32_t lasti);
+
+#endif
