@@ -165,7 +165,7 @@ static struct code_entry *entry_find(struct python_code_cache *c, pid_t pid, uin
  * The code type is static in the interpreter's image, and the cache forgets a
  * process at exec: a verdict stays true while the process lives. */
 static int type_is_code(struct python_code_cache *c, pid_t pid, uint32_t layout,
-                        const struct python_layout *l, uint64_t addr)
+                        const struct python_object_layout *l, uint64_t addr)
 {
     struct type_verdict *v;
     int r;
@@ -192,7 +192,7 @@ static bool header_same(const struct python_code_header *a, const struct python_
 
 /* Read what names the code object whose header is h, into a new entry. */
 static int entry_read(struct python_code_cache *c, pid_t pid, uint32_t layout,
-                      const struct python_layout *l, uint64_t addr,
+                      const struct python_object_layout *l, uint64_t addr,
                       const struct python_code_header *h, struct code_entry **ret)
 {
     _cleanup_(entry_freep) struct code_entry *e = NULL;
@@ -246,7 +246,7 @@ static void entry_add(struct python_code_cache *c, struct code_entry *e)
 /* The entry of the code object at addr, checked against the process on its
  * first use in the pass and read again if it changed. */
 static int entry_get(struct python_code_cache *c, pid_t pid, uint32_t layout,
-                     const struct python_layout *l, uint64_t addr, struct code_entry **ret)
+                     const struct python_object_layout *l, uint64_t addr, struct code_entry **ret)
 {
     struct code_entry *e = entry_find(c, pid, addr);
     struct python_code_header h;
@@ -285,7 +285,7 @@ static int entry_get(struct python_code_cache *c, pid_t pid, uint32_t layout,
 int python_code_name(struct python_code_cache *c, pid_t pid, uint32_t layout, uint64_t code,
                      int32_t lasti, struct python_frame_name *ret)
 {
-    const struct python_layout *l = python_layout_of(layout);
+    const struct python_object_layout *l = python_object_layout_of(layout);
     struct code_entry *e;
     int r;
 

@@ -12,7 +12,7 @@
 #include "python_lines.h"
 
 /* Where a version keeps what is read (docs/python-frames.md §2). */
-struct python_layout {
+struct python_object_layout {
     size_t code_size; /* PyCodeObject before its instructions = PyCode_Type.tp_basicsize */
     size_t ob_type, ob_size;
     size_t co_firstlineno, co_filename, co_qualname, co_linetable;
@@ -23,7 +23,7 @@ struct python_layout {
     int32_t (*line)(const uint8_t *table, size_t size, int32_t firstlineno, int32_t lasti);
 };
 
-static const struct python_layout layouts[] = {
+static const struct python_object_layout layouts[] = {
     [OFFCPU_PYTHON_3_11] =
         {
             .code_size = 0xb8,
@@ -55,7 +55,7 @@ static const struct python_layout layouts[] = {
 #define STR_COMPACT(state) (((state) >> 5) & 1)
 #define STR_ASCII(state)   (((state) >> 6) & 1)
 
-const struct python_layout *python_layout_of(uint32_t layout)
+const struct python_object_layout *python_object_layout_of(uint32_t layout)
 {
     if (layout >= ARRAY_SIZE(layouts) || !layouts[layout].code_size)
         return NULL;
@@ -94,7 +94,7 @@ static uint32_t u32_at(const uint8_t *buf, size_t off)
     return v;
 }
 
-int python_read_code_header(pid_t pid, const struct python_layout *l, uint64_t addr,
+int python_read_code_header(pid_t pid, const struct python_object_layout *l, uint64_t addr,
                             struct python_code_header *ret)
 {
     uint8_t h[HEADER_MAX];
@@ -114,7 +114,7 @@ int python_read_code_header(pid_t pid, const struct python_layout *l, uint64_t a
     return 0;
 }
 
-int python_type_is_code(pid_t pid, const struct python_layout *l, uint64_t addr)
+int python_type_is_code(pid_t pid, const struct python_object_layout *l, uint64_t addr)
 {
     uint8_t t[HEADER_MAX];
     char name[sizeof(CODE_TYPE_NAME)];
@@ -168,7 +168,8 @@ static bool utf8_put(char *buf, size_t size, size_t *len, uint32_t cp)
     return true;
 }
 
-int python_read_str(pid_t pid, const struct python_layout *l, uint64_t addr, char *buf, size_t size)
+int python_read_str(pid_t pid, const struct python_object_layout *l, uint64_t addr, char *buf,
+                    size_t size)
 {
     uint8_t h[HEADER_MAX];
     _cleanup_free_ uint8_t *units = NULL;
@@ -210,7 +211,7 @@ int python_read_str(pid_t pid, const struct python_layout *l, uint64_t addr, cha
     return 0;
 }
 
-int python_read_bytes(pid_t pid, const struct python_layout *l, uint64_t addr, size_t max,
+int python_read_bytes(pid_t pid, const struct python_object_layout *l, uint64_t addr, size_t max,
                       uint8_t **ret, size_t *ret_size)
 {
     _cleanup_free_ uint8_t *data = NULL;
@@ -238,7 +239,7 @@ int python_read_bytes(pid_t pid, const struct python_layout *l, uint64_t addr, s
     return 0;
 }
 
-int32_t python_layout_line(const struct python_layout *l, const uint8_t *table, size_t size,
+int32_t python_layout_line(const struct python_object_layout *l, const uint8_t *table, size_t size,
                            int32_t firstlineno, int32_t lasti)
 {
     return l->line(table, size, firstlineno, lasti);

@@ -12,10 +12,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct python_layout;
+struct python_object_layout;
 
 /* The offsets of layout, or NULL for one not known here. */
-const struct python_layout *python_layout_of(uint32_t layout);
+const struct python_object_layout *python_object_layout_of(uint32_t layout);
 
 /* Copy [addr, addr + size) of process pid: 0, -ESRCH (gone) or -EFAULT (any
  * other failure, a short read included). */
@@ -29,26 +29,26 @@ struct python_code_header {
     int32_t firstlineno;
 };
 
-int python_read_code_header(pid_t pid, const struct python_layout *l, uint64_t addr,
+int python_read_code_header(pid_t pid, const struct python_object_layout *l, uint64_t addr,
                             struct python_code_header *ret);
 
 /* Whether the type object at addr is CPython's code type, from its name and
  * size (the daemon has no symbols for it): 1, 0 (also for what cannot be read as
  * a type), or -ESRCH. */
-int python_type_is_code(pid_t pid, const struct python_layout *l, uint64_t addr);
+int python_type_is_code(pid_t pid, const struct python_object_layout *l, uint64_t addr);
 
 /* The str object at addr as UTF-8 in buf[size] (size >= 1), cut at a
  * character if longer. -EINVAL: not a compact str. */
-int python_read_str(pid_t pid, const struct python_layout *l, uint64_t addr, char *buf,
+int python_read_str(pid_t pid, const struct python_object_layout *l, uint64_t addr, char *buf,
                     size_t size);
 
 /* The contents of the bytes object at addr, at most max bytes of them, in a
  * new buffer. -E2BIG: longer than max. */
-int python_read_bytes(pid_t pid, const struct python_layout *l, uint64_t addr, size_t max,
+int python_read_bytes(pid_t pid, const struct python_object_layout *l, uint64_t addr, size_t max,
                       uint8_t **ret, size_t *ret_size);
 
 /* The line of instruction lasti from the code's location table. */
-int32_t python_layout_line(const struct python_layout *l, const uint8_t *table, size_t size,
+int32_t python_layout_line(const struct python_object_layout *l, const uint8_t *table, size_t size,
                            int32_t firstlineno, int32_t lasti);
 
 #endif
