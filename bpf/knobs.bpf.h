@@ -42,6 +42,9 @@ const volatile __u32 check_shift = 6;   /* ...and walk anyway one hit in 2^check
  * only, as bpf_get_stack does). */
 const volatile bool unwind_dwarf = true;
 
+/* CPython threads' Python frames (python.bpf.h), walked with the rows. */
+const volatile bool python_frames = true;
+
 /* The wakers' (wakers.bpf.h). */
 /*
  * Where interrupt code lies, from /proc/kallsyms, set by the daemon before

@@ -20,6 +20,7 @@
 #include <bpf/bpf_helpers.h>
 #include "offcpu.h"
 #include "common.bpf.h"
+#include "knobs.bpf.h"
 
 /* CPython 3.11, x86-64 (offsets from Debian's own DWARF, see the note). */
 #define PY311_TSS_KEY        0x254 /* _PyRuntime.gilstate.autoTSSkey._key */
@@ -29,8 +30,10 @@
 #define PY311_TSTATE_THREAD  0x98 /* .thread_id: pthread_self(), the FS base */
 #define PY311_TSTATE_NATIVE  0xa0 /* .native_thread_id: the tid */
 #define PY311_CFRAME_CURRENT 0x8  /* _PyCFrame.current_frame */
-#define PY311_FRAME_CODE     0x20 /* _PyInterpreterFrame.f_code, then frame_obj, previous, prev_instr */
-#define PY311_CODE_ADAPTIVE  0xb8 /* PyCodeObject.co_code_adaptive: the instructions */
+#define PY311_FRAME_CODE                                                                           \
+    0x20 /* _PyInterpreterFrame.f_code, then frame_obj, previous, prev_instr                       \
+          */
+#define PY311_CODE_ADAPTIVE 0xb8 /* PyCodeObject.co_code_adaptive: the instructions */
 
 /* glibc (x86-64): the first 32 keys' data in the thread descriptor, at
  * FS base + 0x310 + 16 * key + 8 (specific_1stblock[key].data). */
@@ -54,7 +57,12 @@ struct {
 struct py_frames {
     __u64 word[OFFCPU_PYTHON_DEPTH + 1];
     __u32 nr;
-    __u32 pad;
+    __u32 error; /* a read failed */
+    /* the walk's state, here rather than on the BPF stack, which the
+     * waker's walk all but fills on 6.1 (512 bytes for all its calls) */
+    __u64 frame; /* the next frame to read */
+    __u64 hash;
+    __u64 read[5]; /* what a read brought */
 };
 
 struct {
@@ -62,13 +70,10 @@ struct {
     __uint(max_entries, 1);
     __type(key, __u32);
     __type(value, struct py_frames);
-} python_frames SEC(".maps");
+} python_words SEC(".maps");
 
 struct py_step_ctx {
-    __u64 frame;
-    __u64 hash;
-    struct py_frames *out;
-    __u32 error;
+    struct py_frames *w;
 };
 
 static __always_inline __u64 py_hash_step(__u64 h, __u64 word)
@@ -81,15 +86,16 @@ static __always_inline __u64 py_hash_step(__u64 h, __u64 word)
 /* bpf_loop's body: one frame. */
 static long py_step(__u32 i, struct py_step_ctx *c)
 {
+    struct py_frames *w = c->w;
     /* f_code, frame_obj, previous, prev_instr, then stacktop (int), is_entry */
-    __u64 f[5];
+    __u64 *f = w->read;
     __s64 lasti;
     __u64 word;
 
-    if (!c->frame)
+    if (!w->frame)
         return 1;
-    if (bpf_probe_read_user(f, sizeof(f), (void *)(c->frame + PY311_FRAME_CODE))) {
-        c->error = 1;
+    if (bpf_probe_read_user(f, sizeof(w->read), (void *)(w->frame + PY311_FRAME_CODE))) {
+        w->error = 1;
         return 1;
     }
     /* (prev_instr - co_code_adaptive) / 2: -1 before the first instruction */
@@ -100,17 +106,17 @@ static long py_step(__u32 i, struct py_step_ctx *c)
     word = OFFCPU_PY_TAG | (f[0] & OFFCPU_PY_CODE_MASK) | ((__u64)lasti << OFFCPU_PY_LASTI_SHIFT) |
            ((f[4] >> 32) & 0xff ? OFFCPU_PY_ENTRY : 0);
     if (i < OFFCPU_PYTHON_DEPTH) {
-        c->out->word[i + 1] = word;
-        c->out->nr = i + 2;
+        w->word[i + 1] = word;
+        w->nr = i + 2;
     }
-    c->hash = py_hash_step(c->hash, word);
-    c->frame = f[2];
+    w->hash = py_hash_step(w->hash, word);
+    w->frame = f[2];
     return 0;
 }
 
 /*
  * The Python frames of the current task (tid, FS base fsbase) of process
- * tgid, address space mm, into python_frames, as words for its user stack;
+ * tgid, address space mm, into python_words, as words for its user stack;
  * its registers say whether it blocks on the GIL. Returns their hash, 0 for
  * a task whose frames were not walked (no marked process, not a thread of
  * the interpreter's). Counted in status; a task of no marked process costs
@@ -119,25 +125,30 @@ static long py_step(__u32 i, struct py_step_ctx *c)
 static __always_inline __u64 python_walk(__u32 tgid, __u32 tid, __u64 mm, __u64 fsbase,
                                          __u64 syscall, __u64 di)
 {
-    struct offcpu_python_process *py = bpf_map_lookup_elem(&python_procs, &tgid);
-    struct py_step_ctx c = {.hash = 0x243f6a8885a308d3ULL};
-    __u64 tstate = 0, ids[2] = {}, cframe = 0, mark;
+    struct offcpu_python_process *py;
+    struct py_step_ctx c;
+    struct py_frames *w;
+    __u64 mark, *r;
     __u32 zero = 0;
-    __s32 key = -1;
 
     /* mm 0: read at start, before the address space was known; a pid
      * reused since fails the thread state's checks below */
-    if (!py || (py->mm && py->mm != mm) || py->layout != OFFCPU_PYTHON_3_11)
+    if (!python_frames || !(py = bpf_map_lookup_elem(&python_procs, &tgid)) ||
+        (py->mm && py->mm != mm) || py->layout != OFFCPU_PYTHON_3_11)
         return 0;
-    c.out = bpf_map_lookup_elem(&python_frames, &zero);
-    if (!c.out)
+    w = c.w = bpf_map_lookup_elem(&python_words, &zero);
+    if (!w)
         return 0;
-    if (bpf_probe_read_user(&key, sizeof(key), (void *)(py->runtime + PY311_TSS_KEY)) || key < 0 ||
-        key >= GLIBC_KEYS_1STBLOCK ||
-        bpf_probe_read_user(&tstate, sizeof(tstate),
-                            (void *)(fsbase + GLIBC_SPECIFIC_1STBLOCK + 16 * key + 8)) ||
-        !tstate || bpf_probe_read_user(ids, sizeof(ids), (void *)(tstate + PY311_TSTATE_THREAD)) ||
-        ids[0] != fsbase || ids[1] != tid) {
+    /* r[0]: the TSS key, r[1]: the thread state, r[2..3]: its ids */
+    r = w->read;
+    r[0] = r[1] = 0;
+    if (bpf_probe_read_user(r, sizeof(__s32), (void *)(py->runtime + PY311_TSS_KEY)) ||
+        r[0] >= GLIBC_KEYS_1STBLOCK ||
+        bpf_probe_read_user(&r[1], sizeof(r[1]),
+                            (void *)(fsbase + GLIBC_SPECIFIC_1STBLOCK + 16 * r[0] + 8)) ||
+        !r[1] ||
+        bpf_probe_read_user(&r[2], 2 * sizeof(r[2]), (void *)(r[1] + PY311_TSTATE_THREAD)) ||
+        r[2] != fsbase || r[3] != tid) {
         stat_add(OFFCPU_STAT_PY_NO_TSTATE, 1);
         return 0;
     }
@@ -146,24 +157,27 @@ static __always_inline __u64 python_walk(__u32 tgid, __u32 tid, __u64 mm, __u64 
         mark |= OFFCPU_PY_MARK_GIL;
         stat_add(OFFCPU_STAT_PY_GIL_WAITS, 1);
     }
-    c.out->nr = 1;
-    if (bpf_probe_read_user(&cframe, sizeof(cframe), (void *)(tstate + PY311_TSTATE_CFRAME)) ||
-        !cframe ||
-        bpf_probe_read_user(&c.frame, sizeof(c.frame), (void *)(cframe + PY311_CFRAME_CURRENT)))
-        c.error = 1;
+    w->nr = 1;
+    w->error = 0;
+    w->frame = 0;
+    w->hash = 0x243f6a8885a308d3ULL;
+    /* r[0]: the thread's current _PyCFrame */
+    if (bpf_probe_read_user(r, sizeof(r[0]), (void *)(r[1] + PY311_TSTATE_CFRAME)) || !r[0] ||
+        bpf_probe_read_user(&w->frame, sizeof(w->frame), (void *)(r[0] + PY311_CFRAME_CURRENT)))
+        w->error = 1;
     else
         bpf_loop(OFFCPU_PYTHON_DEPTH, py_step, &c, 0);
     stat_add(OFFCPU_STAT_PY_WALKS, 1);
-    stat_add(OFFCPU_STAT_PY_FRAMES, c.out->nr - 1);
-    if (c.error) {
+    stat_add(OFFCPU_STAT_PY_FRAMES, w->nr - 1);
+    if (w->error) {
         mark |= OFFCPU_PY_MARK_READ_ERROR;
         stat_add(OFFCPU_STAT_PY_READ_ERROR, 1);
-    } else if (c.frame) {
+    } else if (w->frame) {
         mark |= OFFCPU_PY_MARK_TRUNCATED;
         stat_add(OFFCPU_STAT_PY_TRUNCATED, 1);
     }
-    c.out->word[0] = mark;
-    return py_hash_step(c.hash, mark) | 1; /* never 0: walked */
+    w->word[0] = mark;
+    return py_hash_step(w->hash, mark) | 1; /* never 0: walked */
 }
 
 /* After the native frames of s, the words of the walk that returned a hash
@@ -174,7 +188,7 @@ static __always_inline void python_append(struct offcpu_stack *s)
     struct py_frames *py;
     __u32 zero = 0, at = s->nr, n, i;
 
-    py = bpf_map_lookup_elem(&python_frames, &zero);
+    py = bpf_map_lookup_elem(&python_words, &zero);
     if (!py || at >= OFFCPU_USER_DEPTH)
         return;
     n = py->nr;

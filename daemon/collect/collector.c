@@ -94,7 +94,8 @@ static int open_unwind_tables(struct collector *c, const struct collector_option
                           &t);
     if (r < 0)
         return r;
-    unwind_tables_set_python_map(t, bpf_map__fd(c->skel->maps.python_procs));
+    if (o->python_frames)
+        unwind_tables_set_python_map(t, bpf_map__fd(c->skel->maps.python_procs));
     unwind_tables_load_all(t, clock_ns(CLOCK_MONOTONIC) + STARTUP_TABLES_NS, NULL, NULL);
     return unwind_worker_start(t, bpf_map__fd(c->skel->maps.unwind_asks), &c->unwind);
 }
@@ -187,6 +188,7 @@ static int open_skeleton(const struct collector_options *o, const int *cgroup_fd
     skel->rodata->check_shift = o->cache_check_shift;
     skel->rodata->trace_kernel_threads = o->trace_kernel_threads;
     skel->rodata->unwind_dwarf = o->unwind_dwarf;
+    skel->rodata->python_frames = o->python_frames && o->unwind_dwarf;
     /* without rows, the walk needs none: one (an array cannot be empty) */
     bpf_map__set_max_entries(skel->maps.unwind_rows, o->unwind_dwarf ? unwind_rows_max(o) : 1);
     skel->rodata->ntrace_cgroups = ncgroups;

@@ -28,6 +28,7 @@ struct collector_options {
     uint64_t unwind_memory; /* bytes of unwind rows, for all files together */
     uint64_t unwind_linger_ns; /* a file's rows outlive its last process so long */
     bool wakers;              /* walk the waker's stacks at each wakeup (wakers.bpf.h) */
+    bool python_frames;       /* walk CPython threads' Python frames (python.bpf.h) */
 };
 
 #endif
