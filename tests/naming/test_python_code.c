@@ -8,7 +8,8 @@
  * the daemon does. Run with the interpreter's default location tables and
  * with -X no_debug_ranges (tables without columns), which between them hold
  * every kind of entry; then objects that are no code, a layout not known,
- * the cache across passes, and the process gone.
+ * the cache across passes, code objects the process changes (as a freed one
+ * reused would be), and the process gone.
  *
  * Usage: test_python_code PYTHON PROGRAM
  */
@@ -43,6 +44,8 @@ struct code_seen {
 struct child {
     pid_t pid;
     int stdin_fd;
+    FILE *out;
+    uint64_t changed, freed; /* code objects it changes when told */
     struct code_seen *codes;
     size_t n_codes, cap_codes;
     bool entry_codes[16]; /* the location-table entry codes its tables hold */
@@ -100,7 +103,6 @@ static int parse_code(char *line, struct child *c)
 
 static int spawn(const char *python, const char *option, const char *program, struct child *c)
 {
-    _cleanup_fclose_ FILE *out = NULL;
     _cleanup_free_ char *line = NULL;
     size_t line_size = 0;
     int in[2], outp[2], printed = -1;
@@ -123,16 +125,18 @@ static int spawn(const char *python, const char *option, const char *program, st
     close(in[0]);
     close(outp[1]);
     c->stdin_fd = in[1];
-    out = fdopen(outp[0], "r");
-    if (!out)
+    c->out = fdopen(outp[0], "r");
+    if (!c->out)
         return -errno;
-    while (getline(&line, &line_size, out) > 0) {
+    while (getline(&line, &line_size, c->out) > 0) {
         char *p;
         int r;
 
         if (strcmp(line, "ready\n") == 0)
             return printed == c->pid ? 0 : -ESRCH;
-        if (sscanf(line, "pid %d", &printed) == 1)
+        if (sscanf(line, "pid %d", &printed) == 1 ||
+            sscanf(line, "changed %" SCNu64, &c->changed) == 1 ||
+            sscanf(line, "freed %" SCNu64, &c->freed) == 1)
             continue;
         if (strncmp(line, "code ", 5) == 0) {
             r = parse_code(line, c);
@@ -160,6 +164,9 @@ static void reap(struct child *c)
     if (c->stdin_fd >= 0)
         close(c->stdin_fd);
     c->stdin_fd = -1;
+    if (c->out)
+        fclose(c->out);
+    c->out = NULL;
     if (c->pid > 0)
         waitpid(c->pid, &status, 0);
     c->pid = 0;
@@ -174,6 +181,54 @@ static void child_done(struct child *c)
         free(c->codes[i].lines);
     }
     free(c->codes);
+}
+
+/* Tell the program to change a code object; returns once it did. */
+static int command(struct child *c, const char *cmd)
+{
+    char line[16];
+
+    if (write(c->stdin_fd, cmd, strlen(cmd)) != (ssize_t)strlen(cmd))
+        return -EPIPE;
+    if (!fgets(line, sizeof(line), c->out) || strcmp(line, "done\n") != 0)
+        return -EPIPE;
+    return 0;
+}
+
+/* A code object the process changed is seen as changed from the next pass
+ * on: named after what is there now, or no code object any more. */
+static void check_changes(struct python_code_cache *cache, struct child *c, const char *label)
+{
+    struct python_code_stats before, after;
+    struct python_frame_name n;
+    int r;
+
+    r = python_code_name(cache, c->pid, OFFCPU_PYTHON_3_11, c->changed, 0, &n);
+    CHECK(r == 0 && strcmp(n.qualname, "<module>") == 0 && strcmp(n.file, "changed.py") == 0,
+          "%s: before the change: %d %s %s", label, r, r == 0 ? n.qualname : "-",
+          r == 0 ? n.file : "-");
+    r = python_code_name(cache, c->pid, OFFCPU_PYTHON_3_11, c->freed, 0, &n);
+    CHECK(r == 0 && strcmp(n.file, "freed.py") == 0, "%s: before it is freed: %d", label, r);
+
+    r = command(c, "rename\n");
+    CHECK(r == 0, "%s: the program renamed a code object: %d", label, r);
+    r = python_code_name(cache, c->pid, OFFCPU_PYTHON_3_11, c->changed, 0, &n);
+    CHECK(r == 0 && strcmp(n.qualname, "<module>") == 0, "%s: in the same pass, as cached: %s",
+          label, r == 0 ? n.qualname : "-");
+    python_code_begin_pass(cache);
+    r = python_code_name(cache, c->pid, OFFCPU_PYTHON_3_11, c->changed, 0, &n);
+    CHECK(r == 0 && strcmp(n.qualname, "renamed_λ") == 0 && strcmp(n.file, "changed.py") == 0,
+          "%s: in the next pass, the new name: %d %s", label, r, r == 0 ? n.qualname : "-");
+
+    r = command(c, "retype\n");
+    CHECK(r == 0, "%s: the program changed a code object's type: %d", label, r);
+    python_code_stats(cache, &before);
+    python_code_begin_pass(cache);
+    r = python_code_name(cache, c->pid, OFFCPU_PYTHON_3_11, c->freed, 0, &n);
+    python_code_stats(cache, &after);
+    CHECK(r == -EINVAL && after.entries == before.entries - 1,
+          "%s: in the next pass, no code object: %d, its entry gone (%" PRIu64 " -> %" PRIu64 ")",
+          label, r, before.entries, after.entries);
 }
 
 /* s cut to at most size - 1 bytes, at a character, into buf[size]. */
@@ -293,6 +348,8 @@ static void check_program(struct python_code_cache *cache, const char *python, c
     CHECK(r == -EOPNOTSUPP, "%s: no layout: %d", label, r);
     r = python_code_name(cache, c.pid, 1000, c.codes[0].addr, 0, &n);
     CHECK(r == -EOPNOTSUPP, "%s: a layout not known: %d", label, r);
+
+    check_changes(cache, &c, label);
 
     /* gone: its entries go on the first look in a new pass */
     pid = c.pid;
