@@ -31,6 +31,7 @@
 #include "macro.h"
 #include "offcpu.h"
 #include "python_code.h"
+#include "python_lines.h"
 
 #define OTHERS_MAX 8
 
@@ -362,6 +363,39 @@ static void check_program(struct python_code_cache *cache, const char *python, c
     child_done(&c);
 }
 
+/* Location tables no compiler writes, as a process may hold: an answer
+ * from inside the table (ASan and UBSan builds check the reads and shifts),
+ * never a line below 0 or past INT32_MAX. */
+static void check_hostile_tables(void)
+{
+    /* code 14 (long form) with its varints cut off by the table's end */
+    static const uint8_t cut[] = {0x80 | 14 << 3 | 7};
+    /* a varint of 14 chunks, 84 bits: bits past 32 dropped */
+    static const uint8_t long_varint[] = {0x80 | 13 << 3, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f,
+                                          0x7f,           0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x3e};
+    /* no entry starts at all */
+    static const uint8_t no_start[] = {0x01, 0x02, 0x7f};
+    /* two deltas of +2^31 - 1 from line 0: INT32_MAX, then past it */
+    static const uint8_t overflow[] = {0x80 | 13 << 3, 0x7e, 0x7f, 0x7f, 0x7f, 0x7f, 0x03,
+                                       0x80 | 13 << 3, 0x7e, 0x7f, 0x7f, 0x7f, 0x7f, 0x03};
+    /* a delta of -100 from line 1 */
+    static const uint8_t below_zero[] = {0x80 | 13 << 3, 0x49, 0x03};
+    int32_t line;
+
+    CHECK(python_line_3_11(NULL, 0, 7, -1) == 7 && python_line_3_11(NULL, 0, 7, 0) == -1,
+          "empty table: the first line for lasti -1, else none");
+    CHECK(python_line_3_11(cut, sizeof(cut), 10, 7) == 10 &&
+              python_line_3_11(cut, sizeof(cut), 10, 8) == -1,
+          "an entry cut off: its 8 instructions at the running line, none after");
+    line = python_line_3_11(long_varint, sizeof(long_varint), 10, 0);
+    CHECK(line >= -1, "a varint of 84 bits: %d", line);
+    CHECK(python_line_3_11(no_start, sizeof(no_start), 10, 0) == -1, "no entry: no line");
+    CHECK(python_line_3_11(overflow, sizeof(overflow), 0, 0) == INT32_MAX &&
+              python_line_3_11(overflow, sizeof(overflow), 0, 1) == -1,
+          "a line past INT32_MAX: none");
+    CHECK(python_line_3_11(below_zero, sizeof(below_zero), 1, 0) == -1, "a line below 0: none");
+}
+
 int main(int argc, char **argv)
 {
     struct python_code_cache *cache = NULL;
@@ -373,6 +407,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s PYTHON PROGRAM\n", argv[0]);
         return 2;
     }
+    check_hostile_tables();
     r = python_code_cache_new(&cache);
     CHECK(r == 0, "cache: %d", r);
     if (r < 0)
