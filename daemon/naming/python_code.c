@@ -162,8 +162,9 @@ static struct code_entry *entry_find(struct python_code_cache *c, pid_t pid, uin
 
 /* Whether the type at addr is the code type: asked of the process once per
  * (pid, type), which makes it free after the first code object of a process.
- * The code type is static in the interpreter's image, and the cache forgets a
- * process at exec: a verdict stays true while the process lives. */
+ * A verdict holds while the process lives: the code type is static in the
+ * interpreter's image, never at another address, and a process is forgotten
+ * when it execs. */
 static int type_is_code(struct python_code_cache *c, pid_t pid, uint32_t layout,
                         const struct python_object_layout *l, uint64_t addr)
 {

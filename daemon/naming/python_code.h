@@ -8,7 +8,9 @@
  * What was read is cached by (pid, code address) and checked again, with one
  * read of the code object's header, on its first use in each pass: a code
  * object freed and its memory reused is then seen as changed or as no code
- * object at all, never named after what was there before.
+ * object at all, never named after what was there before. The cache holds at
+ * most 16384 code objects and 32 MiB; past either, those used least recently
+ * go (read again when next seen).
  */
 #ifndef PYTHON_CODE_H
 #define PYTHON_CODE_H
@@ -49,7 +51,7 @@ int python_code_name(struct python_code_cache *c, pid_t pid, uint32_t layout, ui
 
 struct python_code_stats {
     uint64_t named;              /* frames named */
-    uint64_t cache_hits;         /* ... from a cached code object, without a read */
+    uint64_t cache_hits;         /* ... from what was cached (its header read again at most) */
     uint64_t unreadable;         /* frames not named: process gone or memory unreadable */
     uint64_t not_code;           /* frames not named: not a live code object */
     uint64_t entries;            /* code objects cached */

@@ -3,8 +3,11 @@
 # says of them. Prints, per code object, its address (CPython's id), its
 # instructions' count, first line, qualified name and file (UTF-8, hex), and
 # the line of every instruction (co_lines: what PyCode_Addr2Line gives; -1 for
-# none, and for all of a location table longer than the daemon keeps); then the location-table entry codes its tables hold, objects that are
-# no code, and "ready"; then waits for stdin to close, the code kept alive.
+# none, and for all of a location table longer than the daemon keeps); then
+# the location-table entry codes its tables hold, objects that are no code,
+# two code objects to change, and "ready"; then changes those as told on stdin
+# until it closes, all code kept alive.
+import ctypes
 import os
 import shutil
 import sys
@@ -121,6 +124,23 @@ print("entry_codes", *sorted(entry_codes))
 not_code = ("a str that is no code", {"a": "dict"}, chain)
 for obj in not_code:
     print("other", id(obj))
+
+# Two code objects the process changes when told, as a freed one whose memory
+# is used again would be: "rename" points the first's co_qualname at another
+# str, "retype" makes the second's ob_type a dict's. Neither is ever run; the
+# process ends with os._exit, so that nothing frees what was changed.
+changed = compile("x = 1", "changed.py", "exec")
+freed = compile("y = 2", "freed.py", "exec")
+new_name = "renamed_λ"
+print("changed", id(changed))
+print("freed", id(freed))
 print("ready", flush=True)
-sys.stdin.read()
+for command in sys.stdin:
+    if command == "rename\n":
+        ctypes.c_void_p.from_address(id(changed) + 0x80).value = id(new_name)
+    elif command == "retype\n":
+        ctypes.c_void_p.from_address(id(freed) + 0x8).value = id(dict)
+    print("done", flush=True)
 shutil.rmtree(tmp)
+sys.stdout.flush()
+os._exit(0)

@@ -8,7 +8,8 @@
  * the daemon does. Run with the interpreter's default location tables and
  * with -X no_debug_ranges (tables without columns), which between them hold
  * every kind of entry; then objects that are no code, a layout not known,
- * the cache across passes, and the process gone.
+ * the cache across passes, code objects the process changes (as a freed one
+ * reused would be), and the process gone.
  *
  * Usage: test_python_code PYTHON PROGRAM
  */
@@ -30,6 +31,7 @@
 #include "macro.h"
 #include "offcpu.h"
 #include "python_code.h"
+#include "python_lines.h"
 
 #define OTHERS_MAX 8
 
@@ -43,6 +45,8 @@ struct code_seen {
 struct child {
     pid_t pid;
     int stdin_fd;
+    FILE *out;
+    uint64_t changed, freed; /* code objects it changes when told */
     struct code_seen *codes;
     size_t n_codes, cap_codes;
     bool entry_codes[16]; /* the location-table entry codes its tables hold */
@@ -100,7 +104,6 @@ static int parse_code(char *line, struct child *c)
 
 static int spawn(const char *python, const char *option, const char *program, struct child *c)
 {
-    _cleanup_fclose_ FILE *out = NULL;
     _cleanup_free_ char *line = NULL;
     size_t line_size = 0;
     int in[2], outp[2], printed = -1;
@@ -123,16 +126,18 @@ static int spawn(const char *python, const char *option, const char *program, st
     close(in[0]);
     close(outp[1]);
     c->stdin_fd = in[1];
-    out = fdopen(outp[0], "r");
-    if (!out)
+    c->out = fdopen(outp[0], "r");
+    if (!c->out)
         return -errno;
-    while (getline(&line, &line_size, out) > 0) {
+    while (getline(&line, &line_size, c->out) > 0) {
         char *p;
         int r;
 
         if (strcmp(line, "ready\n") == 0)
             return printed == c->pid ? 0 : -ESRCH;
-        if (sscanf(line, "pid %d", &printed) == 1)
+        if (sscanf(line, "pid %d", &printed) == 1 ||
+            sscanf(line, "changed %" SCNu64, &c->changed) == 1 ||
+            sscanf(line, "freed %" SCNu64, &c->freed) == 1)
             continue;
         if (strncmp(line, "code ", 5) == 0) {
             r = parse_code(line, c);
@@ -160,6 +165,9 @@ static void reap(struct child *c)
     if (c->stdin_fd >= 0)
         close(c->stdin_fd);
     c->stdin_fd = -1;
+    if (c->out)
+        fclose(c->out);
+    c->out = NULL;
     if (c->pid > 0)
         waitpid(c->pid, &status, 0);
     c->pid = 0;
@@ -174,6 +182,54 @@ static void child_done(struct child *c)
         free(c->codes[i].lines);
     }
     free(c->codes);
+}
+
+/* Tell the program to change a code object; returns once it did. */
+static int command(struct child *c, const char *cmd)
+{
+    char line[16];
+
+    if (write(c->stdin_fd, cmd, strlen(cmd)) != (ssize_t)strlen(cmd))
+        return -EPIPE;
+    if (!fgets(line, sizeof(line), c->out) || strcmp(line, "done\n") != 0)
+        return -EPIPE;
+    return 0;
+}
+
+/* A code object the process changed is seen as changed from the next pass
+ * on: named after what is there now, or no code object any more. */
+static void check_changes(struct python_code_cache *cache, struct child *c, const char *label)
+{
+    struct python_code_stats before, after;
+    struct python_frame_name n;
+    int r;
+
+    r = python_code_name(cache, c->pid, OFFCPU_PYTHON_3_11, c->changed, 0, &n);
+    CHECK(r == 0 && strcmp(n.qualname, "<module>") == 0 && strcmp(n.file, "changed.py") == 0,
+          "%s: before the change: %d %s %s", label, r, r == 0 ? n.qualname : "-",
+          r == 0 ? n.file : "-");
+    r = python_code_name(cache, c->pid, OFFCPU_PYTHON_3_11, c->freed, 0, &n);
+    CHECK(r == 0 && strcmp(n.file, "freed.py") == 0, "%s: before it is freed: %d", label, r);
+
+    r = command(c, "rename\n");
+    CHECK(r == 0, "%s: the program renamed a code object: %d", label, r);
+    r = python_code_name(cache, c->pid, OFFCPU_PYTHON_3_11, c->changed, 0, &n);
+    CHECK(r == 0 && strcmp(n.qualname, "<module>") == 0, "%s: in the same pass, as cached: %s",
+          label, r == 0 ? n.qualname : "-");
+    python_code_begin_pass(cache);
+    r = python_code_name(cache, c->pid, OFFCPU_PYTHON_3_11, c->changed, 0, &n);
+    CHECK(r == 0 && strcmp(n.qualname, "renamed_λ") == 0 && strcmp(n.file, "changed.py") == 0,
+          "%s: in the next pass, the new name: %d %s", label, r, r == 0 ? n.qualname : "-");
+
+    r = command(c, "retype\n");
+    CHECK(r == 0, "%s: the program changed a code object's type: %d", label, r);
+    python_code_stats(cache, &before);
+    python_code_begin_pass(cache);
+    r = python_code_name(cache, c->pid, OFFCPU_PYTHON_3_11, c->freed, 0, &n);
+    python_code_stats(cache, &after);
+    CHECK(r == -EINVAL && after.entries == before.entries - 1,
+          "%s: in the next pass, no code object: %d, its entry gone (%" PRIu64 " -> %" PRIu64 ")",
+          label, r, before.entries, after.entries);
 }
 
 /* s cut to at most size - 1 bytes, at a character, into buf[size]. */
@@ -294,6 +350,8 @@ static void check_program(struct python_code_cache *cache, const char *python, c
     r = python_code_name(cache, c.pid, 1000, c.codes[0].addr, 0, &n);
     CHECK(r == -EOPNOTSUPP, "%s: a layout not known: %d", label, r);
 
+    check_changes(cache, &c, label);
+
     /* gone: its entries go on the first look in a new pass */
     pid = c.pid;
     reap(&c);
@@ -303,6 +361,39 @@ static void check_program(struct python_code_cache *cache, const char *python, c
     CHECK(r == -ESRCH && after.entries == 0, "%s: process gone: %d, %" PRIu64 " entries left",
           label, r, after.entries);
     child_done(&c);
+}
+
+/* Location tables no compiler writes, as a process may hold: an answer
+ * from inside the table (ASan and UBSan builds check the reads and shifts),
+ * never a line below 0 or past INT32_MAX. */
+static void check_hostile_tables(void)
+{
+    /* code 14 (long form) with its varints cut off by the table's end */
+    static const uint8_t cut[] = {0x80 | 14 << 3 | 7};
+    /* a varint of 14 chunks, 84 bits: bits past 32 dropped */
+    static const uint8_t long_varint[] = {0x80 | 13 << 3, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f,
+                                          0x7f,           0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x3e};
+    /* no entry starts at all */
+    static const uint8_t no_start[] = {0x01, 0x02, 0x7f};
+    /* two deltas of +2^31 - 1 from line 0: INT32_MAX, then past it */
+    static const uint8_t overflow[] = {0x80 | 13 << 3, 0x7e, 0x7f, 0x7f, 0x7f, 0x7f, 0x03,
+                                       0x80 | 13 << 3, 0x7e, 0x7f, 0x7f, 0x7f, 0x7f, 0x03};
+    /* a delta of -100 from line 1 */
+    static const uint8_t below_zero[] = {0x80 | 13 << 3, 0x49, 0x03};
+    int32_t line;
+
+    CHECK(python_line_3_11(NULL, 0, 7, -1) == 7 && python_line_3_11(NULL, 0, 7, 0) == -1,
+          "empty table: the first line for lasti -1, else none");
+    CHECK(python_line_3_11(cut, sizeof(cut), 10, 7) == 10 &&
+              python_line_3_11(cut, sizeof(cut), 10, 8) == -1,
+          "an entry cut off: its 8 instructions at the running line, none after");
+    line = python_line_3_11(long_varint, sizeof(long_varint), 10, 0);
+    CHECK(line >= -1, "a varint of 84 bits: %d", line);
+    CHECK(python_line_3_11(no_start, sizeof(no_start), 10, 0) == -1, "no entry: no line");
+    CHECK(python_line_3_11(overflow, sizeof(overflow), 0, 0) == INT32_MAX &&
+              python_line_3_11(overflow, sizeof(overflow), 0, 1) == -1,
+          "a line past INT32_MAX: none");
+    CHECK(python_line_3_11(below_zero, sizeof(below_zero), 1, 0) == -1, "a line below 0: none");
 }
 
 int main(int argc, char **argv)
@@ -316,6 +407,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s PYTHON PROGRAM\n", argv[0]);
         return 2;
     }
+    check_hostile_tables();
     r = python_code_cache_new(&cache);
     CHECK(r == 0, "cache: %d", r);
     if (r < 0)
