@@ -608,10 +608,14 @@ static json_t *symbols_json(const struct symbolizer_stats *ss)
 static json_t *python_naming_json(const struct symbolizer_stats *ss,
                                   const struct snapshot_stats *snap)
 {
-    return json_pack("{s:I, s:I, s:I, s:I}", "python_stacks", (json_int_t)snap->python_stacks,
-                     "python_unwoven", (json_int_t)snap->python_unwoven, "python_frames_named",
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "python_stacks",
+                     (json_int_t)snap->python_stacks, "python_unwoven",
+                     (json_int_t)snap->python_unwoven, "python_frames_named",
                      (json_int_t)(ss->python_frames - ss->python_unreadable),
-                     "python_frames_unreadable", (json_int_t)ss->python_unreadable);
+                     "python_frames_unreadable", (json_int_t)ss->python_unreadable,
+                     "python_code_objects", (json_int_t)ss->python_code_objects,
+                     "python_code_memory", (json_int_t)ss->python_code_memory,
+                     "python_code_evicted", (json_int_t)ss->python_code_evicted);
 }
 
 static json_t *server_json(struct daemon *d)

@@ -183,6 +183,7 @@ void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *r
 {
     struct process_images_stats images;
     struct file_cache_stats files;
+    struct python_code_stats py;
 
     process_images_get_stats(s->images, &images);
     file_cache_get_stats(s->files, &files);
@@ -197,4 +198,8 @@ void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *r
     ret->maps_reads = images.maps_reads;
     ret->perf_map_reads = images.perf_map_reads;
     ret->kallsyms_loads = kernel_symbols_reads(s->kernel);
+    python_code_stats(s->python, &py);
+    ret->python_code_objects = py.entries;
+    ret->python_code_memory = py.bytes;
+    ret->python_code_evicted = py.evicted;
 }

@@ -39,6 +39,9 @@ struct symbolizer_stats {
     uint64_t symbol_files_evicted;
     uint64_t python_frames;     /* Python frames asked */
     uint64_t python_unreadable; /* ... whose code object could not be read */
+    uint64_t python_code_objects; /* code objects cached (python_code.h) */
+    uint64_t python_code_memory;  /* ... the bytes they take */
+    uint64_t python_code_evicted; /* ... dropped for room */
 };
 
 /* Returned by symbolizer_kernel_frame (name filled) for frames of the kinds

@@ -85,6 +85,12 @@ def test_python_recognised_and_frames_walked(daemon, tmp_path, program):
     assert grew["python_frames"] >= 5 * grew["python_walks"], grew
     # threads the interpreter does not know: none but the first blocks at start
     assert grew["python_no_thread_state"] <= grew["python_walks"] // 10, grew
+    # named by the drains: woven into the native stacks, their code objects kept
+    # while the process lives (forgotten once it is gone)
+    status = collector(daemon)
+    assert during["python_code_objects"] > 0 and status["python_stacks"] > 0, during
+    assert status["python_unwoven"] <= status["python_stacks"] // 100, status
+    assert "python stacks not woven" in text and "python code memory" in text, text
 
 
 def test_gil_waits_counted(daemon, tmp_path):
