@@ -16,6 +16,7 @@
 #include "log.h"
 #include "macro.h"
 #include "name_escape.h"
+#include "python_weave.h"
 #include "varlink_frame.h"
 #include "withheld.h"
 
@@ -93,29 +94,57 @@ static int read_blocked(struct daemon *d, const struct query *q, uint64_t min_ns
     return n < 0 ? -errno : 0;
 }
 
-/* Adds a named frame to a, root first as in Dump, as frame_rule says.
- * Returns false where the stack ends. A frame that cannot be named is
- * named "[unknown]" (symbolizer.h). */
-/* name: of the frames one address stands for (frame_names.h), innermost
- * first: each goes in the array, root first. */
-static bool add_frame(json_t *a, bool kernel, uint32_t i, int result, char *name)
+/* Adds a named frame to a, root first as in Dump. A frame that cannot be
+ * named is named "[unknown]" (symbolizer.h). name: of the frames one address
+ * stands for (frame_names.h), innermost first: each goes in the array, root
+ * first. */
+static void add_frame(json_t *a, char *name)
 {
-    enum frame_step step = frame_rule(kernel, i, json_array_size(a), result);
     const char *names[FRAME_NAMES_MAX];
-    size_t n;
+    size_t n = frame_names_split(name, names, FRAME_NAMES_MAX);
 
-    if (step == FRAME_STEP_DROP)
-        return true;
-    n = frame_names_split(name, names, FRAME_NAMES_MAX);
     for (size_t j = 0; j < n; j++)
         json_array_insert_new(a, 0, name_json(names[j]));
-    return step == FRAME_STEP_KEEP;
+}
+
+/* Room for one frame's names (the frames its address stands for). */
+#define FRAME_TEXT 512
+
+/* The frames of a woven stack (python_weave.h), leaf first, into a, root
+ * first: native ones as named in native, Python's named now. */
+static void add_woven(json_t *a, struct symbolizer *sym, const struct offcpu_blocked *b,
+                      uint32_t marker, char (*native)[FRAME_TEXT], uint32_t n)
+{
+    struct weave_step plan[PYTHON_WEAVE_MAX(OFFCPU_USER_DEPTH)];
+    uint32_t layout = python_marker_layout(b->user[marker]);
+    bool is_eval[OFFCPU_USER_DEPTH], unwoven;
+    char name[FRAME_TEXT];
+    size_t len;
+
+    for (uint32_t i = 0; i < n; i++)
+        is_eval[i] = strcmp(native[i], PYTHON_EVAL_FRAME) == 0;
+    len = python_weave(b->user, b->user_nr, marker, is_eval, n, plan, &unwoven);
+    for (size_t i = 0; i < len; i++) {
+        if (plan[i].kind == WEAVE_NATIVE) {
+            add_frame(a, native[plan[i].index]);
+            continue;
+        }
+        if (plan[i].kind == WEAVE_PYTHON)
+            symbolizer_python_frame(sym, b->tgid, layout, b->user[marker + 1 + plan[i].index], name,
+                                    sizeof(name), NULL);
+        else
+            frame_name_literal(name, sizeof(name), python_mark_name(plan[i].index));
+        add_frame(a, name);
+    }
 }
 
 static json_t *user_json(struct symbolizer *sym, const struct offcpu_blocked *b)
 {
+    uint32_t nr = b->user_nr < OFFCPU_USER_DEPTH ? b->user_nr : OFFCPU_USER_DEPTH;
+    uint32_t marker = python_marker_index(b->user, nr), n = 0;
+    _cleanup_free_ char(*native)[FRAME_TEXT] = NULL;
     json_t *a = json_array();
-    char name[512];
+    char name[FRAME_TEXT];
 
     if (b->kthread)
         return a;
@@ -123,20 +152,33 @@ static json_t *user_json(struct symbolizer *sym, const struct offcpu_blocked *b)
         json_array_append_new(a, json_string(FRAME_MARK_MISSED_USER));
         return a;
     }
-    for (uint32_t i = 0; i < b->user_nr && i < OFFCPU_USER_DEPTH; i++) {
-        int r = symbolizer_user_frame(sym, b->tgid, b->exec_id, b->user[i], i == 0, name,
-                                      sizeof(name), NULL);
+    /* a CPython thread's: its native frames kept first, to weave */
+    if (marker < nr && !(native = calloc(OFFCPU_USER_DEPTH, sizeof(*native))))
+        marker = nr;
+    for (uint32_t i = 0; i < marker; i++) {
+        char *text = native ? native[n] : name;
+        int r = symbolizer_user_frame(sym, b->tgid, b->exec_id, b->user[i], i == 0, text,
+                                      FRAME_TEXT, NULL);
+        enum frame_step step = frame_rule(false, i, native ? n : json_array_size(a), r);
 
-        if (!add_frame(a, false, i, r, name))
+        if (step == FRAME_STEP_DROP)
+            continue;
+        if (native)
+            n++;
+        else
+            add_frame(a, text);
+        if (step != FRAME_STEP_KEEP)
             break;
     }
+    if (native)
+        add_woven(a, sym, b, marker, native, n);
     return a;
 }
 
 static json_t *kernel_json(struct symbolizer *sym, const struct offcpu_blocked *b, bool collapse)
 {
     json_t *a = json_array();
-    char name[512];
+    char name[FRAME_TEXT];
 
     if (collapse || !b->kernel_nr) {
         json_array_append_new(a,
@@ -145,8 +187,12 @@ static json_t *kernel_json(struct symbolizer *sym, const struct offcpu_blocked *
     }
     for (uint32_t i = 0; i < b->kernel_nr && i < OFFCPU_KERNEL_DEPTH; i++) {
         int r = symbolizer_kernel_frame(sym, b->kernel[i], false, name, sizeof(name));
+        enum frame_step step = frame_rule(true, i, json_array_size(a), r);
 
-        if (!add_frame(a, true, i, r, name))
+        if (step == FRAME_STEP_DROP)
+            continue;
+        add_frame(a, name);
+        if (step != FRAME_STEP_KEEP)
             break;
     }
     return a;

@@ -9,44 +9,63 @@
  * interpreter frames do not pair up, nothing is guessed: the native stack
  * stays as it is, and the Python frames follow its innermost frame behind
  * PYTHON_MARK_UNWOVEN. docs/python-frames.md, section 4.
+ *
+ * The weave is a plan, of which frame goes where: a drain's snapshot
+ * (snapshot_build.c) and a live task's stacks (stuck.c) name frames each
+ * their own way, and weave them alike.
  */
 #ifndef PYTHON_WEAVE_H
 #define PYTHON_WEAVE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "frame_cache.h"
-#include "intern.h"
+#include <linux/types.h>
+
 #include "offcpu.h"
 
-/* Frames that say what a walk met, not code that ran. */
-#define PYTHON_MARK_GIL       "[python: waiting for the GIL]"
-#define PYTHON_MARK_TRUNCATED "[python: truncated]"
-#define PYTHON_MARK_UNWOVEN   "[python: not woven]"
+/* The interpreter's frame: the function each run of Python frames ran in. */
+#define PYTHON_EVAL_FRAME "_PyEval_EvalFrameDefault"
 
-/* The strings a weave interned for its marks: released once the stack is. */
-struct python_weave_held {
-    uint32_t ids[4]; /* two marks at most: the GIL's, and a cut or unwoven walk's */
-    unsigned n;
+/* Frames that say what a walk met, not code that ran. */
+enum python_mark {
+    PYTHON_MARK_GIL,       /* "[python: waiting for the GIL]" */
+    PYTHON_MARK_TRUNCATED, /* "[python: truncated]": a run's outer frames were not walked */
+    PYTHON_MARK_UNWOVEN,   /* "[python: not woven]" */
 };
 
-/* Room the weave may add to a stack's frames: its marks. */
-#define PYTHON_WEAVE_EXTRA 3
+const char *python_mark_name(enum python_mark m);
 
-/* Index of s's Python marker (s a user stack), or s->nr for a stack without. */
-uint32_t python_marker_index(const struct offcpu_stack *s);
+enum weave_kind { WEAVE_NATIVE, WEAVE_PYTHON, WEAVE_MARK };
 
-/* The frames of user stack s of process tgid (image exec_id), named leaf
- * first in named[0, n) from its native frames, with its Python frames
- * (after its marker, s->ip[marker]) woven in; named has room for cap
- * (s->nr + PYTHON_WEAVE_EXTRA will do). Returns the new count. *unwoven is
- * set when they could not be paired. */
-size_t python_weave(struct frame_cache *c, struct intern *in, pid_t tgid, uint32_t exec_id,
-                    const struct offcpu_stack *s, uint32_t marker, struct named_frame *named,
-                    size_t n, size_t cap, struct python_weave_held *held, bool *unwoven);
+/* One frame of the woven stack: native frame index (leaf first, as given),
+ * Python frame index (leaf first, as walked), or a mark (enum python_mark). */
+struct weave_step {
+    uint16_t kind; /* enum weave_kind */
+    uint16_t index;
+};
 
-/* Releases what held holds. */
-void python_weave_release(struct intern *in, struct python_weave_held *held);
+/* Room a plan needs for a stack with n native frames kept. */
+#define PYTHON_WEAVE_MAX(n) ((n) + OFFCPU_PYTHON_DEPTH + 2)
+
+/* Index of the Python marker of user stack ip[0, nr), or nr for a stack
+ * without. */
+uint32_t python_marker_index(const __u64 *ip, uint32_t nr);
+
+/* The layout of the walk (enum offcpu_python_layout), from its marker. */
+uint32_t python_marker_layout(uint64_t marker);
+
+/* The Python frames of user stack ip[0, nr) after its marker: how many.
+ * Their words are ip[marker + 1 ...]. */
+uint32_t python_frame_count(uint32_t nr, uint32_t marker);
+
+/* The woven stack, leaf first, into plan (room for PYTHON_WEAVE_MAX(n)),
+ * of user stack ip[0, nr) whose native frames kept, leaf first, are n, and
+ * of those is_eval[i] the interpreter's. Returns the plan's length;
+ * *unwoven is set when Python frames and interpreter frames could not be
+ * paired. */
+size_t python_weave(const __u64 *ip, uint32_t nr, uint32_t marker, const bool *is_eval,
+                    size_t n, struct weave_step *plan, bool *unwoven);
 
 #endif

@@ -63,10 +63,71 @@ struct snapshot_builder {
     size_t left;
 };
 
-/* Frames of one stack as shown: those walked (with the weave's marks), an
+/* Frames of one stack as shown: those walked (with Python's woven in), an
  * unknown last, and the calls inlined in them (frame_cache.h), as many
  * again at most */
-#define FRAMES_OUT_MAX (2 * (OFFCPU_USER_DEPTH + PYTHON_WEAVE_EXTRA) + 1)
+#define FRAMES_OUT_MAX (2 * PYTHON_WEAVE_MAX(OFFCPU_USER_DEPTH) + 1)
+
+/* Strings a stack's weave interned for its marks, released once it is. */
+struct marks {
+    uint32_t ids[4]; /* two marks at most: the GIL's, and a cut or unwoven walk's */
+    unsigned n;
+};
+
+static struct named_frame mark_frame(struct snapshot_builder *b, struct marks *held,
+                                     enum python_mark m)
+{
+    struct named_frame f = {0};
+
+    if (held->n + 2 > ARRAY_SIZE(held->ids))
+        return f;
+    f.name = held->ids[held->n++] = intern_string(b->in, python_mark_name(m));
+    f.offset = f.file = held->ids[held->n++] = intern_string(b->in, "");
+    return f;
+}
+
+/* named[0, n): the native frames kept of user stack s, leaf first, whose
+ * Python frames follow its marker; woven (python_weave.h), in place.
+ * Returns their new count. */
+static uint32_t weave(struct snapshot_builder *b, const struct offcpu_stack *s,
+                      const struct offcpu_key *k, uint32_t marker, struct named_frame *named,
+                      uint32_t n, struct marks *held)
+{
+    struct named_frame py[OFFCPU_PYTHON_DEPTH], native[OFFCPU_USER_DEPTH];
+    struct weave_step plan[PYTHON_WEAVE_MAX(OFFCPU_USER_DEPTH)];
+    uint32_t npy = python_frame_count(s->nr, marker), layout = python_marker_layout(s->ip[marker]);
+    bool is_eval[OFFCPU_USER_DEPTH], unwoven;
+    size_t len;
+
+    for (uint32_t j = 0; j < npy; j++) {
+        const struct named_frame *f =
+            frame_cache_get_python(b->frames, k->tgid, k->exec_id, s->ip[marker + 1 + j], layout);
+
+        if (!f)
+            return n; /* out of memory: the native frames alone, as they were */
+        py[j] = *f;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const char *name = intern_string_get(b->in, named[i].name);
+
+        native[i] = named[i];
+        is_eval[i] = name && strcmp(name, PYTHON_EVAL_FRAME) == 0;
+    }
+    len = python_weave(s->ip, s->nr, marker, is_eval, n, plan, &unwoven);
+    n = 0;
+    for (size_t i = 0; i < len; i++) {
+        const struct named_frame f = plan[i].kind == WEAVE_NATIVE ? native[plan[i].index]
+                                     : plan[i].kind == WEAVE_PYTHON
+                                         ? py[plan[i].index]
+                                         : mark_frame(b, held, plan[i].index);
+
+        if (f.name) /* interning failed: the frame goes, the stack stays */
+            named[n++] = f;
+    }
+    b->stats->python_stacks++;
+    b->stats->python_unwoven += unwoven;
+    return n;
+}
 
 /* Intern one stack from its frames, named leaf first as walked: root first;
  * which frames it keeps is frame_rule's to say. A CPython thread's Python
@@ -75,11 +136,11 @@ static struct resolved intern_frames(struct snapshot_builder *b, const struct of
                                      const struct offcpu_key *k)
 {
     /* copies: the cache's entries move when it grows, within this loop */
-    struct named_frame named[OFFCPU_USER_DEPTH + PYTHON_WEAVE_EXTRA];
+    struct named_frame named[PYTHON_WEAVE_MAX(OFFCPU_USER_DEPTH)];
     uint32_t names[FRAMES_OUT_MAX], wheres[2 * FRAMES_OUT_MAX];
     uint32_t unknown[3] = {0}, n = 0, out = 0;
-    uint32_t native = s->kernel ? s->nr : python_marker_index(s);
-    struct python_weave_held held = {0};
+    uint32_t native = s->kernel ? s->nr : python_marker_index(s->ip, s->nr);
+    struct marks held = {0};
     struct resolved ret = {0};
 
     for (uint32_t i = 0; i < native && i < OFFCPU_USER_DEPTH; i++) {
@@ -114,14 +175,8 @@ static struct resolved intern_frames(struct snapshot_builder *b, const struct of
         if (step == FRAME_STEP_LAST)
             break;
     }
-    if (native < s->nr) {
-        bool unwoven;
-
-        n = python_weave(b->frames, b->in, k->tgid, k->exec_id, s, native, named, n,
-                         sizeof(named) / sizeof(named[0]), &held, &unwoven);
-        b->stats->python_stacks++;
-        b->stats->python_unwoven += unwoven;
-    }
+    if (native < s->nr)
+        n = weave(b, s, k, native, named, n, &held);
     for (uint32_t i = n; i-- > 0;) {
         const uint32_t *inlined = NULL;
         uint32_t ninlined = 0;
@@ -144,7 +199,8 @@ static struct resolved intern_frames(struct snapshot_builder *b, const struct of
         ret.where = intern_stack(b->in, wheres, 2 * out);
     for (int i = 0; i < 3; i++)
         intern_string_unref(b->in, unknown[i]);
-    python_weave_release(b->in, &held);
+    for (unsigned i = 0; i < held.n; i++)
+        intern_string_unref(b->in, held.ids[i]);
     return ret;
 }
 

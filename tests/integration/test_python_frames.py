@@ -218,3 +218,28 @@ def test_gil_wait_shown_with_its_holder_as_waker(daemon, tmp_path):
                     ["hold_1", "hold_2", "hold_3"])
     assert by_tasks and by_holder >= 0.9 * sum(s["total_ns"] for s in by_tasks), sorted(
         ((s["total_ns"], s["waker_user"][-5:]) for s in by_tasks), reverse=True)[:3]
+
+
+def test_stuck_thread_shows_its_python_functions(daemon, tmp_path):
+    """offcpuctl stuck, read live from the kernel's blocked tasks: a thread blocked on
+    a lock from a chain of three Python functions shows them, woven."""
+    proc = subprocess.Popen([PYTHON, str(WORKLOADS / "python_waits.py"), "stuck", "4",
+                             str(tmp_path)], preexec_fn=into_cgroup, stdout=subprocess.PIPE,
+                            text=True)
+    try:
+        assert proc.stdout.readline().startswith("ready")
+        time.sleep(2)
+        reply = json.loads(daemon.ctl("--json", "stuck", "--pid", str(proc.pid), "--min",
+                                      "1s").stdout)
+    finally:
+        out = proc.stdout.read()
+        assert proc.wait(timeout=60) == 0
+    seen = json.loads(out.strip().splitlines()[-1])["stuck_1-0"]
+    want = [f"{name} ({os.path.basename(path)}:{line})" for name, path, line in
+            seen["frames"][-3:]]
+    task = [t for t in reply["tasks"] if t["tid"] == seen["tid"]]
+    assert task, reply
+    user = task[0]["user"]
+    at = [user.index(w) if w in user else -1 for w in want]
+    assert -1 not in at and at == sorted(at), (want, user)
+    assert "PyThread_acquire_lock_timed" in user[at[-1]:], user

@@ -2,9 +2,10 @@
 functions: in time.sleep, a threading.Lock, queue.Queue.get, a socket recv and
 os.fsync (waits), or two threads that take the GIL from each other (gil), or a
 thread that runs Python while another holds the GIL in C code, libc's usleep
-called through ctypes.PyDLL, which keeps it (gil_held).
+called through ctypes.PyDLL, which keeps it (gil_held), or a thread blocked on
+a lock for the whole run, from a chain of three (stuck).
 
-Usage: python_waits.py waits|gil|gil_held SECONDS DIR
+Usage: python_waits.py waits|gil|gil_held|stuck SECONDS DIR
 Prints "ready PID" once its threads run, then, at the end, a JSON line: for
 each blocking thread its tid and its frames as traceback saw them while it
 blocked (function, file, line; outermost first)."""
@@ -136,8 +137,24 @@ def hold_1():
     hold_2()
 
 
+never = threading.Lock()
+never.acquire()
+
+
+def stuck_3():
+    never.acquire()
+
+
+def stuck_2():
+    stuck_3()
+
+
+def stuck_1():
+    stuck_2()
+
+
 ENTRIES = {"waits": [sleep_1, lock_1, queue_1, recv_1, fsync_1], "gil": [spin_1, spin_1],
-           "gil_held": [hold_1, spin_1]}
+           "gil_held": [hold_1, spin_1], "stuck": [stuck_1]}
 
 
 def record():
@@ -159,6 +176,7 @@ time.sleep(SECONDS / 2)
 record()
 time.sleep(SECONDS / 2)
 stop.set()
+never.release()
 for t in threads:
     t.join()
 print(json.dumps({name: {"tid": tid, "frames": frames} for name, (tid, frames) in seen.items()}))
