@@ -108,12 +108,13 @@ def python_frames(user):
              f["line"]) for f in user if "line" in f]
 
 
-@pytest.fixture(scope="module")
-def waits(daemon, tmp_path_factory):
-    """The waits workload, its threads as traceback saw them, and its stacks (by tid,
-    with frame detail) once it exited."""
+@pytest.fixture(scope="module", params=PROGRAMS)
+def waits(daemon, tmp_path_factory, request):
+    """The waits workload (in python3, and in a program embedding libpython), its
+    threads as traceback saw them, and its stacks (by tid, with frame detail) once it
+    exited."""
     home = tmp_path_factory.mktemp("waits")
-    _, _, seen, pid = run_python(daemon, home, "waits", 4)
+    _, _, seen, pid = run_python(daemon, home, "waits", 4, request.param)
     reply = daemon.dump_json("--pid", pid, "--since", "60s", "--group-by", "tid",
                              "--frame-detail")
     # the same window drawn, and as a pprof profile
