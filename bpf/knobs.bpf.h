@@ -44,6 +44,9 @@ const volatile bool unwind_dwarf = true;
 
 /* CPython threads' Python frames (python.bpf.h), walked with the rows. */
 const volatile bool python_frames = true;
+/* Bumped by the daemon (mmapped .bss) each time it marks a process as
+ * running CPython: what a task learnt of its process before is stale. */
+volatile __u32 python_gen;
 
 /* The wakers' (wakers.bpf.h). */
 /*

@@ -120,12 +120,12 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
                           BPF_CORE_READ_BITFIELD_PROBED(cur, in_execve);
             so->cacheable = btf && stack_cache && !preempt && !so->in_exec &&
                             so->state != OFFCPU_STATE_UNINTERRUPTIBLE;
-            /* every switch-out: Python-to-Python calls leave no trace in
-             * the registers the stack cache compares */
-            so->fp.python =
-                python_walk(so->tgid, tid, so->mm, cur->thread.fsbase, so->fp.syscall, so->fp.di);
         }
         rec = record_of(prev, tid, btf);
+        /* every switch-out: Python-to-Python calls leave no trace in the
+         * registers the stack cache compares */
+        if (!so->kthread)
+            so->fp.python = python_walk(rec, so->tgid, tid, so->mm, so->fp.syscall, so->fp.di);
         so->since = bpf_ktime_get_ns();
         if (rec)
             switch_out(ctx, rec, so);

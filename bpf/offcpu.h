@@ -277,10 +277,10 @@ enum offcpu_python_layout {
 #define OFFCPU_PY_LASTI_FAR   0x3fffULL
 #define OFFCPU_PY_ENTRY       (1ULL << 62)
 /* the marker: the layout (enum offcpu_python_layout), and what the walk met */
-#define OFFCPU_PY_MARK_LAYOUT_SHIFT 48                /* 8 bits */
-#define OFFCPU_PY_MARK_TRUNCATED    (1ULL << 56)     /* more frames than were kept */
-#define OFFCPU_PY_MARK_READ_ERROR   (1ULL << 57)     /* a frame could not be read */
-#define OFFCPU_PY_MARK_GIL          (1ULL << 58)     /* blocked waiting for the GIL */
+#define OFFCPU_PY_MARK_LAYOUT_SHIFT 48           /* 8 bits */
+#define OFFCPU_PY_MARK_TRUNCATED    (1ULL << 56) /* more frames than were kept */
+#define OFFCPU_PY_MARK_READ_ERROR   (1ULL << 57) /* a frame could not be read */
+#define OFFCPU_PY_MARK_GIL          (1ULL << 58) /* blocked waiting for the GIL */
 
 struct offcpu_python_process {
     __u64 mm;      /* the address space the entry is of: stale after an exec */

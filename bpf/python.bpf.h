@@ -21,9 +21,10 @@
 #include "offcpu.h"
 #include "common.bpf.h"
 #include "knobs.bpf.h"
+#include "task_record.bpf.h"
 
 /* CPython 3.11, x86-64 (offsets from Debian's own DWARF, see the note). */
-#define PY311_TSS_KEY        0x254 /* _PyRuntime.gilstate.autoTSSkey._key */
+#define PY311_TSS            0x250 /* _PyRuntime.gilstate.autoTSSkey: _is_initialized, _key */
 #define PY311_GIL            0x168 /* _PyRuntime.ceval.gil */
 #define PY311_GIL_SIZE       208
 #define PY311_TSTATE_CFRAME  0x38 /* PyThreadState.cframe */
@@ -63,6 +64,10 @@ struct py_frames {
     __u64 frame; /* the next frame to read */
     __u64 hash;
     __u64 read[5]; /* what a read brought */
+    /* the task the walk is of (the current one): python_walk's arguments to
+     * python_walk_task, and its FS base */
+    __u64 mm, fsbase, syscall, di;
+    __u32 tgid, tid;
 };
 
 struct {
@@ -115,45 +120,51 @@ static long py_step(__u32 i, struct py_step_ctx *c)
 }
 
 /*
- * The Python frames of the current task (tid, FS base fsbase) of process
- * tgid, address space mm, into python_words, as words for its user stack;
- * its registers say whether it blocks on the GIL. Returns their hash, 0 for
- * a task whose frames were not walked (no marked process, not a thread of
- * the interpreter's). Counted in status; a task of no marked process costs
- * one lookup.
+ * The Python frames of the task w is filled in for (python_walk), into w's
+ * words for its user stack. Returns their hash; 0 for a task whose frames
+ * were not walked: not a thread of the interpreter's (counted), and
+ * PY_NOT_PYTHON for a process not marked. A subprogram: the rest of the
+ * programs that call it stay as small as they were for the many tasks that
+ * never get here.
  */
-static __always_inline __u64 python_walk(__u32 tgid, __u32 tid, __u64 mm, __u64 fsbase,
-                                         __u64 syscall, __u64 di)
+#define PY_NOT_PYTHON 1
+
+static __noinline __u64 python_walk_task(struct py_frames *w)
 {
     struct offcpu_python_process *py;
-    struct py_step_ctx c;
-    struct py_frames *w;
+    struct py_step_ctx c = {.w = w};
+    __u32 tgid = w->tgid;
     __u64 mark, *r;
-    __u32 zero = 0;
 
     /* mm 0: read at start, before the address space was known; a pid
      * reused since fails the thread state's checks below */
-    if (!python_frames || !(py = bpf_map_lookup_elem(&python_procs, &tgid)) ||
-        (py->mm && py->mm != mm) || py->layout != OFFCPU_PYTHON_3_11)
-        return 0;
-    w = c.w = bpf_map_lookup_elem(&python_words, &zero);
-    if (!w)
-        return 0;
-    /* r[0]: the TSS key, r[1]: the thread state, r[2..3]: its ids */
+    py = bpf_map_lookup_elem(&python_procs, &tgid);
+    if (!py || (py->mm && py->mm != w->mm) || py->layout != OFFCPU_PYTHON_3_11)
+        return PY_NOT_PYTHON;
+    /* of the current task, which is the one walked: read here only, as
+     * the thread struct lies in a line of the task no other part of a
+     * switch-out touches */
+    w->fsbase = bpf_get_current_task_btf()->thread.fsbase;
+    /* r[0]: the TSS key (_is_initialized, _key), r[1]: the thread state,
+     * r[2..3]: its ids */
     r = w->read;
     r[0] = r[1] = 0;
-    if (bpf_probe_read_user(r, sizeof(__s32), (void *)(py->runtime + PY311_TSS_KEY)) ||
-        r[0] >= GLIBC_KEYS_1STBLOCK ||
+    if (bpf_probe_read_user(r, sizeof(r[0]), (void *)(py->runtime + PY311_TSS)))
+        goto no_tstate;
+    /* a program that links libpython but never started the interpreter
+     * (Debian's perf): as good as no CPython, and said so once per task */
+    if (!(__u32)r[0])
+        return PY_NOT_PYTHON;
+    r[0] >>= 32;
+    if (r[0] >= GLIBC_KEYS_1STBLOCK ||
         bpf_probe_read_user(&r[1], sizeof(r[1]),
-                            (void *)(fsbase + GLIBC_SPECIFIC_1STBLOCK + 16 * r[0] + 8)) ||
+                            (void *)(w->fsbase + GLIBC_SPECIFIC_1STBLOCK + 16 * r[0] + 8)) ||
         !r[1] ||
         bpf_probe_read_user(&r[2], 2 * sizeof(r[2]), (void *)(r[1] + PY311_TSTATE_THREAD)) ||
-        r[2] != fsbase || r[3] != tid) {
-        stat_add(OFFCPU_STAT_PY_NO_TSTATE, 1);
-        return 0;
-    }
+        r[2] != w->fsbase || r[3] != w->tid)
+        goto no_tstate;
     mark = OFFCPU_PY_TAG | ((__u64)py->layout << OFFCPU_PY_MARK_LAYOUT_SHIFT);
-    if (syscall == SYSCALL_FUTEX && di - (py->runtime + PY311_GIL) < PY311_GIL_SIZE) {
+    if (w->syscall == SYSCALL_FUTEX && w->di - (py->runtime + PY311_GIL) < PY311_GIL_SIZE) {
         mark |= OFFCPU_PY_MARK_GIL;
         stat_add(OFFCPU_STAT_PY_GIL_WAITS, 1);
     }
@@ -177,7 +188,50 @@ static __always_inline __u64 python_walk(__u32 tgid, __u32 tid, __u64 mm, __u64 
         stat_add(OFFCPU_STAT_PY_TRUNCATED, 1);
     }
     w->word[0] = mark;
-    return py_hash_step(w->hash, mark) | 1; /* never 0: walked */
+    /* never 0 nor PY_NOT_PYTHON: walked */
+    return py_hash_step(w->hash, mark) | 2;
+no_tstate:
+    stat_add(OFFCPU_STAT_PY_NO_TSTATE, 1);
+    return 0;
+}
+
+/*
+ * The Python frames of the current task (tid) of process
+ * tgid, address space mm, into python_words, as words for its user stack;
+ * its registers say whether it blocks on the GIL. Returns their hash, 0 for
+ * a task whose frames were not walked (no marked process, not a thread of
+ * the interpreter's). Counted in status. A task whose record (rec, may be
+ * NULL) says its process is not marked costs no lookup.
+ */
+static __always_inline __u64 python_walk(struct task_rec *rec, __u32 tgid, __u32 tid, __u64 mm,
+                                         __u64 syscall, __u64 di)
+{
+    struct py_frames *w;
+    __u32 zero = 0, gen_now;
+    __u64 hash;
+
+    if (!python_frames)
+        return 0;
+    /* most tasks run no Python: said by their record */
+    gen_now = python_gen;
+    if (rec && rec->python_mm == mm && rec->python_gen == gen_now)
+        return 0;
+    w = bpf_map_lookup_elem(&python_words, &zero);
+    if (!w)
+        return 0;
+    w->tgid = tgid;
+    w->tid = tid;
+    w->mm = mm;
+    w->syscall = syscall;
+    w->di = di;
+    hash = python_walk_task(w);
+    if (hash != PY_NOT_PYTHON)
+        return hash;
+    if (rec) {
+        rec->python_mm = mm;
+        rec->python_gen = gen_now;
+    }
+    return 0;
 }
 
 /* After the native frames of s, the words of the walk that returned a hash

@@ -65,7 +65,11 @@ struct task_rec {
     __u32 announced;      /* the daemon was told about this thread (twice: see switch_out) */
     __u32 uncached;       /* a check found other stacks at a known place: always walk */
     __u32 waker_uncached; /* the same, of the place it wakes tasks from */
-    __u32 pad;
+    /* python_gen when its address space, python_mm, was found to run no
+     * CPython the collector knows (python_walk): no lookup until either
+     * changes */
+    __u32 python_gen;
+    __u64 python_mm;
     struct rec_ident id;
     struct place places[PLACES];
     struct place waker; /* where it last woke a task from (wakers.bpf.h) */

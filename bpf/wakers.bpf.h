@@ -160,7 +160,7 @@ static __always_inline __u32 waker_stacks(void *ctx, struct task_struct *cur, co
         so.exec_id = (__u32)cur->self_exec_id;
         /* a CPython thread waking another (the GIL's holder dropping it):
          * the Python code it runs */
-        so.fp.python = python_walk(so.tgid, cur->pid, so.mm, cur->thread.fsbase, 0, 0);
+        so.fp.python = python_walk(wrec, so.tgid, cur->pid, so.mm, 0, 0);
     }
     stacks_at(ctx, wp, 1, 0, wrec ? &wrec->waker_uncached : &none, &so, true, &walked);
     /* the preempt count is the truth where known: a task's page fault is

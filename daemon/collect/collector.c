@@ -95,7 +95,8 @@ static int open_unwind_tables(struct collector *c, const struct collector_option
     if (r < 0)
         return r;
     if (o->python_frames)
-        unwind_tables_set_python_map(t, bpf_map__fd(c->skel->maps.python_procs));
+        unwind_tables_set_python_map(t, bpf_map__fd(c->skel->maps.python_procs),
+                                     (uint32_t *)&c->skel->bss->python_gen);
     unwind_tables_load_all(t, clock_ns(CLOCK_MONOTONIC) + STARTUP_TABLES_NS, NULL, NULL);
     return unwind_worker_start(t, bpf_map__fd(c->skel->maps.unwind_asks), &c->unwind);
 }

@@ -64,6 +64,9 @@ struct unwind_tables {
     struct offcpu_unwind_row *rows;
     int procs_fd, files_fd;
     int python_fd; /* the BPF map of CPython processes, or -1 */
+    /* the collector's python_gen (mmapped): bumped at each process marked,
+     * so that tasks that found theirs unmarked look again */
+    uint32_t *python_gen;
     struct row_space space;
     struct freed_run *freed;
     size_t nfreed, freed_cap;
@@ -113,9 +116,10 @@ struct unwind_tables *unwind_tables_free(struct unwind_tables *t)
     return NULL;
 }
 
-void unwind_tables_set_python_map(struct unwind_tables *t, int python_fd)
+void unwind_tables_set_python_map(struct unwind_tables *t, int python_fd, uint32_t *python_gen)
 {
     t->python_fd = python_fd;
+    t->python_gen = python_gen;
 }
 
 void unwind_tables_set_stop(struct unwind_tables *t, const atomic_bool *stop)
@@ -407,9 +411,10 @@ static void python_publish(struct unwind_tables *t, pid_t pid,
 {
     if (t->python_fd < 0)
         return;
-    if (py->layout != OFFCPU_PYTHON_NONE)
-        bpf_map_update_elem(t->python_fd, &pid, py, BPF_ANY);
-    else
+    if (py->layout != OFFCPU_PYTHON_NONE) {
+        if (bpf_map_update_elem(t->python_fd, &pid, py, BPF_ANY) == 0)
+            __atomic_fetch_add(t->python_gen, 1, __ATOMIC_RELEASE);
+    } else
         bpf_map_delete_elem(t->python_fd, &pid);
 }
 

@@ -73,7 +73,7 @@ struct unwind_tables *unwind_tables_free(struct unwind_tables *t);
 
 /* The BPF map of CPython processes (python_procs), filled as tables are
  * read: their Python frames are walked. Not set: none are. */
-void unwind_tables_set_python_map(struct unwind_tables *t, int python_fd);
+void unwind_tables_set_python_map(struct unwind_tables *t, int python_fd, uint32_t *python_gen);
 
 /* Reading stops at once (a file's reading too) once *stop is set: the
  * daemon is stopping. */

@@ -244,3 +244,17 @@ def test_stuck_thread_shows_its_python_functions(daemon, tmp_path):
     at = [user.index(w) if w in user else -1 for w in want]
     assert -1 not in at and at == sorted(at), (want, user)
     assert "PyThread_acquire_lock_timed" in user[at[-1]:], user
+
+
+def test_libpython_linked_but_never_started_costs_no_walk(daemon):
+    """A program that links libpython3.11.so but never starts the interpreter (Debian's
+    perf does so): recognised, but its threads are not walked, and each learns so once
+    (a walk at every switch-out cost the pipe benchmark 120 ns a switch)."""
+    before = collector(daemon)["collector"]
+    subprocess.run([str(WORKLOADS / "embedded_python"), "--idle", "2000"], check=True,
+                   preexec_fn=into_cgroup, timeout=60)
+    time.sleep(0.5)
+    after = collector(daemon)["collector"]
+    grew = {k: after[k] - before[k] for k in after if k.startswith("python_")}
+    assert after["switches"] - before["switches"] >= 2000, (before, after)
+    assert grew["python_walks"] == 0 and grew["python_no_thread_state"] <= 2, grew

@@ -4,11 +4,16 @@
  * an address of its own) and runs a script in it: python_waits.py, with the
  * arguments given. Usage: embedded_python SCRIPT ARGS...
  *
+ * embedded_python --idle N: links the library, never starts the interpreter
+ * (as Debian's perf does) and sleeps N times 1 ms.
+ *
  * The two calls it needs are declared here: Debian's python3.11-dev need not
  * be installed for the tests.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void Py_Initialize(void);
 int Py_FinalizeEx(void);
@@ -21,8 +26,13 @@ int main(int argc, char **argv)
     int r;
 
     if (argc < 2) {
-        fprintf(stderr, "usage: embedded_python SCRIPT ARGS...\n");
+        fprintf(stderr, "usage: embedded_python SCRIPT ARGS... | --idle N\n");
         return 2;
+    }
+    if (strcmp(argv[1], "--idle") == 0 && argc == 3) {
+        for (long i = atol(argv[2]); i > 0; i--)
+            nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+        return 0;
     }
     /* the arguments are the test's own paths and words: no quotes in them */
     n = (size_t)snprintf(code, sizeof(code), "import runpy, sys\nsys.argv = [");
