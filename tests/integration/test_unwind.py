@@ -89,9 +89,12 @@ def daemons(tmp_path_factory):
     CGROUP.mkdir()
     for mode in ("dwarf", "frame-pointer"):
         (home / mode).mkdir()
-        # rows outlive their last process for 1 s, not 30: a test sees them go
+        # rows outlive their last process for 1 s, not 30: a test sees them go; the
+        # native walk, compared with perf's (Python frames, woven in place of the
+        # interpreter's, are test_python_frames.py's)
         (home / mode / "offcpud.conf").write_text(
-            f"unwind = {mode}\ntrace-cgroups = {CGROUP}\nunwind-linger = 1s\n")
+            f"unwind = {mode}\ntrace-cgroups = {CGROUP}\nunwind-linger = 1s\n"
+            "python-frames = no\n")
     # the daemon as it ships: a share that depends on how soon a new program's rows come
     # is the plain build's to measure (the sanitizer build's daemon runs in the other
     # modules, with unwind = dwarf too)
