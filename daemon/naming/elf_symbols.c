@@ -41,7 +41,7 @@ struct esym {
     uint32_t reach; /* from addr to the largest end of this and all earlier symbols */
     uint32_t name;  /* offset in the pool */
     uint8_t rank;   /* of the binding, to pick one name among aliases */
-    bool label;     /* the entry point's label (label_entry) */
+    bool label;     /* an unsized label at the entry point (entry_label) */
 };
 
 _Static_assert(sizeof(struct esym) == 24, "kept small: one per symbol");
@@ -153,14 +153,24 @@ static uint8_t binding_rank(unsigned char bind)
     }
 }
 
+/* An unsized label in the entry point's first bytes: ld.so's _start, and
+ * _dl_start_user 8 bytes on, where _start goes on after _dl_start returns
+ * (addr2line names it so, from libc6-dbg). See label_entry. */
+static bool entry_label(const struct elf_symbols *e, const GElf_Sym *sym)
+{
+    unsigned char type = GELF_ST_TYPE(sym->st_info);
+
+    return e->entry && sym->st_size == 0 && (type == STT_FUNC || type == STT_NOTYPE) &&
+           sym->st_value >= e->entry && sym->st_value - e->entry < ENTRY_LABEL_BYTES;
+}
+
 /* Functions with a size, defined in this file. Zero-sized symbols are not
- * taken: with no end, they would name whatever follows them. Except at the
- * entry point, often an unsized label (ld.so's _start): see label_entry. */
+ * taken: with no end, they would name whatever follows them. Except near the
+ * entry point, where unsized labels are the rule (entry_label). */
 static int add_symbol(Elf *elf, size_t strtab, const GElf_Sym *sym, struct elf_symbols *e)
 {
     unsigned char type = GELF_ST_TYPE(sym->st_info);
-    bool entry = e->entry && sym->st_value == e->entry && sym->st_size == 0 &&
-                 (type == STT_FUNC || type == STT_NOTYPE);
+    bool entry = entry_label(e, sym);
     struct esym s = {};
     const char *name;
     size_t len;
@@ -547,7 +557,7 @@ static int esym_compare(const void *a, const void *b, void *userdata)
  * by that name, where no function covers the entry. The label reaches to
  * the next symbol, at most ENTRY_LABEL_BYTES: the return address of the
  * entry's first call, the root of every main thread's stack, lies within.
- * Sorted symbols in; the label's end cut at the next symbol.
+ * Sorted symbols in and out.
  */
 static int label_entry(struct elf_symbols *e)
 {
@@ -562,27 +572,32 @@ static int label_entry(struct elf_symbols *e)
     for (size_t i = at; i-- > 0 && at - i <= LOOKUP_WALK_MAX;)
         if (esym_end(&e->syms[i]) > e->entry && !e->syms[i].label)
             return 0;
-    if (at == 0 || !e->syms[at - 1].label) {
-        r = reserve_symbols(e, 1, sizeof("_start"));
-        if (r == -E2BIG)
-            return 0; /* no room: the entry stays file+0x... */
-        if (r == 0)
-            r = strpool_add(&e->pool, "_start", strlen("_start"), &label.name);
-        if (r < 0)
-            return r;
-        r = syms_push(e, &label);
-        if (r < 0)
-            return r;
-        qsort_r(e->syms, e->n, sizeof(*e->syms), esym_compare, e->pool.data);
-        at = sorted_count_at_or_below(e->syms, e->n, sizeof(*e->syms), offsetof(struct esym, addr),
-                                      e->entry);
-    }
-    /* the labels (a debug file's may come after the stripped file's) end at
-     * the next symbol, which sorts right after them */
-    for (size_t i = at; at < e->n && i-- > 0 && e->syms[i].addr == e->entry;)
-        if (e->syms[i].label && esym_end(&e->syms[i]) > e->syms[at].addr)
-            e->syms[i].size = (uint32_t)(e->syms[at].addr - e->syms[i].addr);
+    if (at > 0 && e->syms[at - 1].label)
+        return 0;
+    r = reserve_symbols(e, 1, sizeof("_start"));
+    if (r == -E2BIG)
+        return 0; /* no room: the entry stays file+0x... */
+    if (r == 0)
+        r = strpool_add(&e->pool, "_start", strlen("_start"), &label.name);
+    if (r < 0)
+        return r;
+    r = syms_push(e, &label);
+    if (r < 0)
+        return r;
+    qsort_r(e->syms, e->n, sizeof(*e->syms), esym_compare, e->pool.data);
     return 0;
+}
+
+/* Each label (a debug file's may come after the stripped file's) ends at the
+ * next symbol further on: one pass from the end, whatever their count. */
+static void end_labels(struct elf_symbols *e)
+{
+    for (size_t i = e->n, next = e->n; i-- > 0;) {
+        if (i + 1 < e->n && e->syms[i + 1].addr > e->syms[i].addr)
+            next = i + 1;
+        if (e->syms[i].label && next < e->n && esym_end(&e->syms[i]) > e->syms[next].addr)
+            e->syms[i].size = (uint32_t)(e->syms[next].addr - e->syms[i].addr);
+    }
 }
 
 /* Sort, name the entry point, drop aliases (.symtab and .dynsym list most
@@ -598,6 +613,7 @@ static int finish_symbols(struct elf_symbols *e)
     r = label_entry(e);
     if (r < 0)
         return r;
+    end_labels(e);
     for (size_t i = 0; i < e->n; i++) {
         const struct esym *s = &e->syms[i];
 

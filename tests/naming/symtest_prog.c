@@ -102,6 +102,10 @@ int main(void)
     if (ld_so) {
         check("leaf", (uintptr_t)ld_so + ld_so->e_entry, "_start");
         check("ret", (uintptr_t)ld_so + ld_so->e_entry + 8, "_start");
+        /* where _start goes on once _dl_start returns: a label of its own
+         * in libc6-dbg's file, as addr2line names it */
+        check("leaf", (uintptr_t)ld_so + ld_so->e_entry + 8, "_dl_start_user");
+        check("ret", (uintptr_t)ld_so + ld_so->e_entry + 9, "_dl_start_user");
     }
 #ifdef SYMTEST_WITH_LIB
     {
