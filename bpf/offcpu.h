@@ -260,7 +260,33 @@ struct offcpu_wake_value {
 enum offcpu_python_layout {
     OFFCPU_PYTHON_NONE,
     OFFCPU_PYTHON_3_11, /* the offsets of CPython 3.11 on x86-64 */
+    OFFCPU_PYTHON_3_12,
+    OFFCPU_PYTHON_3_13, /* checked against the file's own _Py_DebugOffsets */
+    OFFCPU_PYTHON_LAYOUTS,
 };
+
+/* What the walk reads, where a version keeps it (daemon/naming/python_layout.c):
+ * offsets in _PyRuntime, PyThreadState, PyInterpreterState and
+ * _PyInterpreterFrame. OFFCPU_PY_NONE: the version has no such field. */
+#define OFFCPU_PY_NONE         0xffff
+#define OFFCPU_PY_FRAME_WINDOW 72 /* the bytes of a frame read at once: all its fields below */
+struct offcpu_python_offsets {
+    __u16 tss;            /* _PyRuntime's GIL-state TSS key (Py_tss_t) */
+    __u16 runtime_gil;    /* _PyRuntime's GIL (3.11); NONE: the interpreter's */
+    __u16 tstate_frame;   /* PyThreadState.cframe (to 3.12), .current_frame (3.13) */
+    __u16 cframe_current; /* _PyCFrame.current_frame; NONE: tstate_frame is the frame */
+    __u16 tstate_thread;  /* .thread_id (pthread_self()), then .native_thread_id (the tid) */
+    __u16 tstate_interp;  /* .interp */
+    __u16 interp_gil;     /* PyInterpreterState.ceval.gil, a pointer (3.12 on) */
+    __u16 code_adaptive;  /* PyCodeObject.co_code_adaptive: the instructions */
+    __u8 frame_code, frame_previous, frame_instr; /* 8 bytes each */
+    __u8 frame_owner;    /* 1 byte: OFFCPU_PY_OWNED_BY_CSTACK marks an evaluation's start */
+    __u8 frame_is_entry; /* 1 byte (3.11); 0xff: the version marks entries by owner */
+    __u8 pad[3];
+};
+
+#define OFFCPU_PY_OWNED_BY_CSTACK 3   /* a shim frame _PyEval_EvalFrameDefault pushes (3.12 on) */
+#define OFFCPU_PY_GIL_SIZE        208 /* struct _gil_runtime_state, glibc x86-64, 3.11 to 3.13 */
 
 /*
  * A CPython thread's user stack holds its native frames, leaf first, then a
@@ -287,6 +313,7 @@ struct offcpu_python_process {
     __u64 runtime; /* &_PyRuntime in the process */
     __u32 layout;  /* enum offcpu_python_layout */
     __u32 pad;
+    struct offcpu_python_offsets at; /* of that layout */
 };
 
 /* Per-CPU counters of everything that happened and everything that was lost. */

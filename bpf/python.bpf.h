@@ -5,9 +5,10 @@
  * the thread's PyThreadState is found through the GIL-state TSS key, as
  * glibc's pthread_getspecific finds it: unlike the interpreter's "current"
  * pointers it is not cleared when the thread releases the GIL to block. The
- * frames are then walked from tstate->cframe->current_frame along previous,
- * at most OFFCPU_PYTHON_DEPTH of them; each gives its code object and the
- * instruction it is at, for the daemon to name.
+ * frames are then walked from its current frame along previous, at most
+ * OFFCPU_PYTHON_DEPTH of them; each gives its code object and the
+ * instruction it is at, for the daemon to name. Where each version keeps
+ * these comes with the process (struct offcpu_python_offsets).
  *
  * Nothing is guessed: a thread state whose ids are not the thread's (a
  * thread the interpreter does not know, a program that set its own FS base)
@@ -22,19 +23,7 @@
 #include "common.bpf.h"
 #include "knobs.bpf.h"
 #include "task_record.bpf.h"
-
-/* CPython 3.11, x86-64 (offsets from Debian's own DWARF, see the note). */
-#define PY311_TSS            0x250 /* _PyRuntime.gilstate.autoTSSkey: _is_initialized, _key */
-#define PY311_GIL            0x168 /* _PyRuntime.ceval.gil */
-#define PY311_GIL_SIZE       208
-#define PY311_TSTATE_CFRAME  0x38 /* PyThreadState.cframe */
-#define PY311_TSTATE_THREAD  0x98 /* .thread_id: pthread_self(), the FS base */
-#define PY311_TSTATE_NATIVE  0xa0 /* .native_thread_id: the tid */
-#define PY311_CFRAME_CURRENT 0x8  /* _PyCFrame.current_frame */
-#define PY311_FRAME_CODE                                                                           \
-    0x20 /* _PyInterpreterFrame.f_code, then frame_obj, previous, prev_instr                       \
-          */
-#define PY311_CODE_ADAPTIVE 0xb8 /* PyCodeObject.co_code_adaptive: the instructions */
+#include "python_words.bpf.h"
 
 /* glibc (x86-64): the first 32 keys' data in the thread descriptor, at
  * FS base + 0x310 + 16 * key + 8 (specific_1stblock[key].data). */
@@ -56,14 +45,17 @@ struct {
  * sched_waking both run with interrupts off, and append the words in the
  * same run of the program that walked them. */
 struct py_frames {
-    __u64 word[OFFCPU_PYTHON_DEPTH + 1];
+    __u64 word[PY_WORDS_MAX];
     __u32 nr;
     __u32 error; /* a read failed */
     /* the walk's state, here rather than on the BPF stack, which the
      * waker's walk all but fills on 6.1 (512 bytes for all its calls) */
     __u64 frame; /* the next frame to read */
     __u64 hash;
-    __u64 read[5]; /* what a read brought */
+    /* the last frame's word, held back until the next frame is read: a
+     * shim frame there (3.12 on) says it began an evaluation */
+    __u64 pending;
+    __u64 read[OFFCPU_PY_FRAME_WINDOW / 8]; /* what a read brought */
     /* the task the walk is of (the current one): python_walk's arguments to
      * python_walk_task, and its FS base */
     __u64 mm, fsbase, syscall, di;
@@ -79,6 +71,7 @@ struct {
 
 struct py_step_ctx {
     struct py_frames *w;
+    const struct offcpu_python_offsets *at;
 };
 
 static __always_inline __u64 py_hash_step(__u64 h, __u64 word)
@@ -88,35 +81,88 @@ static __always_inline __u64 py_hash_step(__u64 h, __u64 word)
     return h ^ (h >> 29);
 }
 
+/* The 8-byte field at off of a frame read into f (0 past the window). */
+static __always_inline __u64 py_frame_u64(const __u64 *f, __u32 off)
+{
+    if (off > OFFCPU_PY_FRAME_WINDOW - 8)
+        return 0;
+    return f[off / 8];
+}
+
+/* The byte at off of a frame read into f; 0xff past the window. */
+static __always_inline __u32 py_frame_u8(const __u64 *f, __u32 off)
+{
+    if (off >= OFFCPU_PY_FRAME_WINDOW)
+        return 0xff;
+    return (f[off / 8] >> (8 * (off % 8))) & 0xff;
+}
+
+/* The held-back word into the walk's words; false: no room left. */
+static __always_inline bool py_emit_pending(struct py_frames *w)
+{
+    __u32 at = w->nr;
+
+    if (!w->pending)
+        return true;
+    if (at > OFFCPU_PYTHON_DEPTH)
+        return false;
+    w->word[at] = w->pending;
+    w->nr = at + 1;
+    w->hash = py_hash_step(w->hash, w->pending);
+    w->pending = 0;
+    return true;
+}
+
 /* bpf_loop's body: one frame. */
 static long py_step(__u32 i, struct py_step_ctx *c)
 {
     struct py_frames *w = c->w;
-    /* f_code, frame_obj, previous, prev_instr, then stacktop (int), is_entry */
-    __u64 *f = w->read;
+    const struct offcpu_python_offsets *at = c->at;
+    __u64 *f = w->read, code;
     __s64 lasti;
-    __u64 word;
 
     if (!w->frame)
         return 1;
-    if (bpf_probe_read_user(f, sizeof(w->read), (void *)(w->frame + PY311_FRAME_CODE))) {
+    if (bpf_probe_read_user(f, sizeof(w->read), (void *)w->frame)) {
         w->error = 1;
         return 1;
     }
-    /* (prev_instr - co_code_adaptive) / 2: -1 before the first instruction */
-    lasti = ((__s64)f[3] - (__s64)(f[0] + PY311_CODE_ADAPTIVE)) >> 1;
+    if (py_frame_u8(f, at->frame_owner) == OFFCPU_PY_OWNED_BY_CSTACK) {
+        w->pending |= w->pending ? OFFCPU_PY_ENTRY : 0;
+        w->frame = py_frame_u64(f, at->frame_previous);
+        return 0;
+    }
+    /* the frame before this one is whole now: out it goes, if it fits */
+    if (!py_emit_pending(w))
+        return 1;
+    code = py_frame_u64(f, at->frame_code);
+    /* (instruction - co_code_adaptive) / 2: -1 before the first one (3.11's
+     * prev_instr); the frame's instruction (3.13's instr_ptr) */
+    lasti = ((__s64)py_frame_u64(f, at->frame_instr) - (__s64)(code + at->code_adaptive)) >> 1;
     lasti = lasti < -1 ? OFFCPU_PY_LASTI_FAR : lasti + 1;
     if (lasti > OFFCPU_PY_LASTI_FAR)
         lasti = OFFCPU_PY_LASTI_FAR;
-    word = OFFCPU_PY_TAG | (f[0] & OFFCPU_PY_CODE_MASK) | ((__u64)lasti << OFFCPU_PY_LASTI_SHIFT) |
-           ((f[4] >> 32) & 0xff ? OFFCPU_PY_ENTRY : 0);
-    if (i < OFFCPU_PYTHON_DEPTH) {
-        w->word[i + 1] = word;
-        w->nr = i + 2;
-    }
-    w->hash = py_hash_step(w->hash, word);
-    w->frame = f[2];
+    w->pending = OFFCPU_PY_TAG | (code & OFFCPU_PY_CODE_MASK) |
+                 ((__u64)lasti << OFFCPU_PY_LASTI_SHIFT) |
+                 (py_frame_u8(f, at->frame_is_entry) == 1 ? OFFCPU_PY_ENTRY : 0);
+    w->frame = py_frame_u64(f, at->frame_previous);
     return 0;
+}
+
+/* Whether the futex a task waits on (at di) is its interpreter's GIL. */
+static __always_inline bool py_gil_wait(struct py_frames *w, const struct offcpu_python_process *py,
+                                        __u64 tstate)
+{
+    __u64 *r = &w->read[4];
+
+    if (w->syscall != SYSCALL_FUTEX)
+        return false;
+    if (py->at.runtime_gil != OFFCPU_PY_NONE)
+        return w->di - (py->runtime + py->at.runtime_gil) < OFFCPU_PY_GIL_SIZE;
+    /* 3.12 on: each interpreter's, through the thread's */
+    return !bpf_probe_read_user(r, sizeof(*r), (void *)(tstate + py->at.tstate_interp)) &&
+           !bpf_probe_read_user(r, sizeof(*r), (void *)(*r + py->at.interp_gil)) &&
+           w->di - *r < OFFCPU_PY_GIL_SIZE;
 }
 
 /*
@@ -139,8 +185,9 @@ static __noinline __u64 python_walk_task(struct py_frames *w)
     /* mm 0: read at start, before the address space was known; a pid
      * reused since fails the thread state's checks below */
     py = bpf_map_lookup_elem(&python_procs, &tgid);
-    if (!py || (py->mm && py->mm != w->mm) || py->layout != OFFCPU_PYTHON_3_11)
+    if (!py || (py->mm && py->mm != w->mm) || py->layout == OFFCPU_PYTHON_NONE)
         return PY_NOT_PYTHON;
+    c.at = &py->at;
     /* of the current task, which is the one walked: read here only, as
      * the thread struct lies in a line of the task no other part of a
      * switch-out touches */
@@ -149,7 +196,7 @@ static __noinline __u64 python_walk_task(struct py_frames *w)
      * r[2..3]: its ids */
     r = w->read;
     r[0] = r[1] = 0;
-    if (bpf_probe_read_user(r, sizeof(r[0]), (void *)(py->runtime + PY311_TSS)))
+    if (bpf_probe_read_user(r, sizeof(r[0]), (void *)(py->runtime + py->at.tss)))
         goto no_tstate;
     /* a program that links libpython but never started the interpreter
      * (Debian's perf): as good as no CPython, and said so once per task */
@@ -160,24 +207,33 @@ static __noinline __u64 python_walk_task(struct py_frames *w)
         bpf_probe_read_user(&r[1], sizeof(r[1]),
                             (void *)(w->fsbase + GLIBC_SPECIFIC_1STBLOCK + 16 * r[0] + 8)) ||
         !r[1] ||
-        bpf_probe_read_user(&r[2], 2 * sizeof(r[2]), (void *)(r[1] + PY311_TSTATE_THREAD)) ||
+        bpf_probe_read_user(&r[2], 2 * sizeof(r[2]), (void *)(r[1] + py->at.tstate_thread)) ||
         r[2] != w->fsbase || r[3] != w->tid)
         goto no_tstate;
     mark = OFFCPU_PY_TAG | ((__u64)py->layout << OFFCPU_PY_MARK_LAYOUT_SHIFT);
-    if (w->syscall == SYSCALL_FUTEX && w->di - (py->runtime + PY311_GIL) < PY311_GIL_SIZE) {
+    w->frame = r[1]; /* the thread state, while py_gil_wait uses r */
+    if (py_gil_wait(w, py, w->frame)) {
         mark |= OFFCPU_PY_MARK_GIL;
         stat_add(OFFCPU_STAT_PY_GIL_WAITS, 1);
     }
     w->nr = 1;
     w->error = 0;
-    w->frame = 0;
+    w->pending = 0;
     w->hash = 0x243f6a8885a308d3ULL;
-    /* r[0]: the thread's current _PyCFrame */
-    if (bpf_probe_read_user(r, sizeof(r[0]), (void *)(r[1] + PY311_TSTATE_CFRAME)) || !r[0] ||
-        bpf_probe_read_user(&w->frame, sizeof(w->frame), (void *)(r[0] + PY311_CFRAME_CURRENT)))
+    /* the thread's current frame, through its _PyCFrame up to 3.12 */
+    if (bpf_probe_read_user(&w->frame, sizeof(w->frame),
+                            (void *)(w->frame + py->at.tstate_frame)) ||
+        (py->at.cframe_current != OFFCPU_PY_NONE &&
+         (!w->frame || bpf_probe_read_user(&w->frame, sizeof(w->frame),
+                                           (void *)(w->frame + py->at.cframe_current))))) {
+        w->frame = 0;
         w->error = 1;
-    else
-        bpf_loop(OFFCPU_PYTHON_DEPTH, py_step, &c, 0);
+    } else {
+        /* room for the shim frame behind each evaluation's first */
+        bpf_loop(2 * OFFCPU_PYTHON_DEPTH + 1, py_step, &c, 0);
+    }
+    if (!py_emit_pending(w) && !w->frame)
+        w->frame = 1; /* read, but no room: cut */
     stat_add(OFFCPU_STAT_PY_WALKS, 1);
     stat_add(OFFCPU_STAT_PY_FRAMES, w->nr - 1);
     if (w->error) {
@@ -235,29 +291,15 @@ static __always_inline __u64 python_walk(struct task_rec *rec, __u32 tgid, __u32
 }
 
 /* After the native frames of s, the words of the walk that returned a hash
- * (python_walk); where they do not all fit, the outermost go, and the
- * marker says so. */
+ * (python_walk). */
 static __always_inline void python_append(struct offcpu_stack *s)
 {
     struct py_frames *py;
-    __u32 zero = 0, at = s->nr, n, i;
+    __u32 zero = 0;
 
     py = bpf_map_lookup_elem(&python_words, &zero);
-    if (!py || at >= OFFCPU_USER_DEPTH)
-        return;
-    n = py->nr;
-    for (i = 0; i < OFFCPU_PYTHON_DEPTH + 1 && i < n; i++) {
-        __u64 to = (__u64)at + i;
-
-        /* the verifier's bound, on the register the store uses */
-        barrier_var(to);
-        if (to >= OFFCPU_USER_DEPTH) {
-            s->ip[at] |= OFFCPU_PY_MARK_TRUNCATED;
-            break;
-        }
-        s->ip[to] = py->word[i];
-    }
-    s->nr = at + i;
+    if (py)
+        python_words_append(s, py->word, py->nr);
 }
 
 #endif

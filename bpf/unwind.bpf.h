@@ -18,6 +18,7 @@
 #define UNWIND_BPF_H
 
 #include "common.bpf.h"
+#include "python_words.bpf.h"
 
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -115,6 +116,7 @@ struct walk {
     struct offcpu_unwind_mapping exe; /* without a table: the program's own code (see find_exe) */
     struct offcpu_unwind_mapping vma; /* what bpf_find_vma found (row_count 0: nothing) */
     struct offcpu_unwind_mapping at;  /* unwind_frame's: the mapping of the frame's pc */
+    __u64 python[PY_WORDS_MAX];       /* a resumed stack's Python words, put back after it */
 };
 
 /*
@@ -935,6 +937,7 @@ __noinline int unwind_resume(struct offcpu_stack *s, __u32 tid, __u64 since, __u
     struct walk_ctx c = {.w = w, .s = s};
     struct resume *r = bpf_map_lookup_elem(&unwind_resumes, &k);
     struct resume_stack *copy = bpf_map_lookup_elem(&unwind_resume_stacks, &slot);
+    __u32 npython;
 
     if (!s || !r || !w || !copy)
         return RESUMED_NO_COPY;
@@ -954,12 +957,15 @@ __noinline int unwind_resume(struct offcpu_stack *s, __u32 tid, __u64 since, __u
     w->tid = tid;
     w->resuming = true;
     c.first_i = r->first_i;
-    /* the frames from the stop on go: those after it were followed by frame pointer */
+    /* the frames from the stop on go: those after it were followed by frame
+     * pointer; a CPython thread's Python words come back after the new ones */
+    npython = python_words_take(s, w->python);
     s->nr = c.first_i ? c.first_i : 1;
     w->has_table = has_table(w);
     if (!w->has_table)
         find_exe(w);
     bpf_loop(OFFCPU_USER_DEPTH, unwind_step, &c, 0);
+    python_words_append(s, w->python, npython);
     stat_add(w->unknown ? OFFCPU_STAT_UNWIND_RESUMED_SHORT : OFFCPU_STAT_UNWIND_RESUMED, 1);
     return w->unknown ? RESUMED_SHORT : RESUMED_WHOLE;
 }

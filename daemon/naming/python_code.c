@@ -9,6 +9,7 @@
 
 #include "fnv.h"
 #include "macro.h"
+#include "python_lines.h"
 #include "python_objects.h"
 
 /* Code objects kept, and the memory they may take together; past either the
@@ -23,6 +24,11 @@
 /* Type objects whose verdict is kept: a process has one code type, and few
  * others are ever asked about; past this the oldest verdict is replaced. */
 #define TYPE_VERDICTS_MAX 64
+/* Processes found gone in a pass, forgotten when the next begins: the last
+ * drain of a process comes after its exit, and its code objects, checked
+ * while it lived, can no longer change. Past this many in one pass, a
+ * process is forgotten at once. */
+#define GONE_MAX 64
 
 struct code_entry {
     struct code_entry *hash_next;
@@ -51,6 +57,8 @@ struct python_code_cache {
     uint64_t pass;
     struct type_verdict verdicts[TYPE_VERDICTS_MAX];
     size_t next_verdict; /* the slot a new verdict replaces */
+    pid_t gone[GONE_MAX];
+    size_t ngone;
     struct python_code_stats stats;
 };
 
@@ -137,7 +145,22 @@ struct python_code_cache *python_code_cache_free(struct python_code_cache *c)
 
 void python_code_begin_pass(struct python_code_cache *c)
 {
+    for (size_t i = 0; i < c->ngone; i++)
+        python_code_forget(c, c->gone[i]);
+    c->ngone = 0;
     c->pass++;
+}
+
+/* pid is gone: forgotten when the next pass begins. */
+static void note_gone(struct python_code_cache *c, pid_t pid)
+{
+    for (size_t i = 0; i < c->ngone; i++)
+        if (c->gone[i] == pid)
+            return;
+    if (c->ngone == GONE_MAX)
+        python_code_forget(c, pid);
+    else
+        c->gone[c->ngone++] = pid;
 }
 
 void python_code_forget(struct python_code_cache *c, pid_t pid)
@@ -259,6 +282,14 @@ static int entry_get(struct python_code_cache *c, pid_t pid, uint32_t layout,
         return 0;
     }
     r = python_read_code_header(pid, l, addr, &h);
+    if (r == -ESRCH)
+        note_gone(c, pid);
+    if (r == -ESRCH && e && e->layout == layout) {
+        /* checked while the process lived, and nothing changes it now */
+        c->stats.cache_hits++;
+        *ret = e;
+        return 0;
+    }
     if (r == 0)
         r = type_is_code(c, pid, layout, l, h.type);
     if (r == 0 || (r > 0 && h.units <= 0))
@@ -295,10 +326,7 @@ int python_code_name(struct python_code_cache *c, pid_t pid, uint32_t layout, ui
     r = entry_get(c, pid, layout, l, code, &e);
     if (r == 0 && lasti >= e->header.units)
         r = -EINVAL; /* past its end: not the code object the frame ran */
-    if (r == -ESRCH) {
-        python_code_forget(c, pid);
-        c->stats.unreadable++;
-    } else if (r == -EFAULT) {
+    if (r == -ESRCH || r == -EFAULT) {
         c->stats.unreadable++;
     } else if (r == -EINVAL) {
         c->stats.not_code++;
@@ -314,8 +342,7 @@ int python_code_name(struct python_code_cache *c, pid_t pid, uint32_t layout, ui
     else if (!e->linetable)
         ret->line = -1;
     else
-        ret->line =
-            python_layout_line(l, e->linetable, e->linetable_size, e->header.firstlineno, lasti);
+        ret->line = python_line(e->linetable, e->linetable_size, e->header.firstlineno, lasti);
     c->stats.named++;
     return 0;
 }

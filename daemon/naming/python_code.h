@@ -10,7 +10,9 @@
  * object freed and its memory reused is then seen as changed or as no code
  * object at all, never named after what was there before. The cache holds at
  * most 16384 code objects and 32 MiB; past either, those used least recently
- * go (read again when next seen).
+ * go (read again when next seen). A process found gone keeps its entries
+ * until the next pass: its last drain comes after its exit, and names its
+ * frames from what was checked while it lived.
  */
 #ifndef PYTHON_CODE_H
 #define PYTHON_CODE_H
@@ -28,7 +30,7 @@ struct python_code_cache *python_code_cache_free(struct python_code_cache *c);
  * header) on its first use in the pass. */
 void python_code_begin_pass(struct python_code_cache *c);
 
-/* pid exited or exec'd: its entries go. */
+/* pid's entries go (it exited or exec'd). */
 void python_code_forget(struct python_code_cache *c, pid_t pid);
 
 struct python_frame_name {

@@ -44,7 +44,7 @@ static int32_t read_svarint(const uint8_t **p, const uint8_t *end)
     return u & 1 ? -(int32_t)(u >> 1) : (int32_t)(u >> 1);
 }
 
-int32_t python_line_3_11(const uint8_t *table, size_t size, int32_t firstlineno, int32_t lasti)
+int32_t python_line(const uint8_t *table, size_t size, int32_t firstlineno, int32_t lasti)
 {
     const uint8_t *p = table, *end = table + size;
     int64_t pc = 0, line = firstlineno;

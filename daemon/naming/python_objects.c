@@ -9,40 +9,21 @@
 
 #include "macro.h"
 #include "offcpu.h"
-#include "python_lines.h"
 
-/* Where a version keeps what is read (docs/python-frames.md §2). */
-struct python_object_layout {
-    size_t code_size; /* PyCodeObject before its instructions = PyCode_Type.tp_basicsize */
-    size_t ob_type, ob_size;
-    size_t co_firstlineno, co_filename, co_qualname, co_linetable;
-    size_t tp_name, tp_basicsize;  /* in PyTypeObject */
-    size_t str_length, str_state;  /* in PyASCIIObject */
-    size_t str_ascii, str_compact; /* where the characters of a compact str start */
-    size_t bytes_size, bytes_data; /* in PyBytesObject */
-    int32_t (*line)(const uint8_t *table, size_t size, int32_t firstlineno, int32_t lasti);
-};
+/* What no version from 3.11 to 3.13 moved */
+#define PY_OBJECTS_COMMON                                                                          \
+    .ob_type = 0x8, .ob_size = 0x10, .co_filename = 0x70, .co_qualname = 0x80,                     \
+    .co_linetable = 0x88, .tp_name = 0x18, .tp_basicsize = 0x20, .str_length = 0x10,               \
+    .str_state = 0x20, .bytes_size = 0x10, .bytes_data = 0x20
 
 static const struct python_object_layout layouts[] = {
-    [OFFCPU_PYTHON_3_11] =
-        {
-            .code_size = 0xb8,
-            .ob_type = 0x8,
-            .ob_size = 0x10,
-            .co_firstlineno = 0x48,
-            .co_filename = 0x70,
-            .co_qualname = 0x80,
-            .co_linetable = 0x88,
-            .tp_name = 0x18,
-            .tp_basicsize = 0x20,
-            .str_length = 0x10,
-            .str_state = 0x20,
-            .str_ascii = 0x30,
-            .str_compact = 0x48,
-            .bytes_size = 0x10,
-            .bytes_data = 0x20,
-            .line = python_line_3_11,
-        },
+    [OFFCPU_PYTHON_3_11] = {PY_OBJECTS_COMMON, .code_size = 0xb8, .co_firstlineno = 0x48,
+                            .str_ascii = 0x30, .str_compact = 0x48},
+    /* 3.12: str loses its wstr fields */
+    [OFFCPU_PYTHON_3_12] = {PY_OBJECTS_COMMON, .code_size = 0xc0, .co_firstlineno = 0x44,
+                            .str_ascii = 0x28, .str_compact = 0x38},
+    [OFFCPU_PYTHON_3_13] = {PY_OBJECTS_COMMON, .code_size = 0xc8, .co_firstlineno = 0x44,
+                            .str_ascii = 0x28, .str_compact = 0x38},
 };
 
 /* The largest header read: a code object's. */
@@ -237,10 +218,4 @@ int python_read_bytes(pid_t pid, const struct python_object_layout *l, uint64_t 
     data = NULL;
     *ret_size = (size_t)size;
     return 0;
-}
-
-int32_t python_layout_line(const struct python_object_layout *l, const uint8_t *table, size_t size,
-                           int32_t firstlineno, int32_t lasti)
-{
-    return l->line(table, size, firstlineno, lasti);
 }

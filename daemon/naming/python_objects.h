@@ -12,7 +12,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct python_object_layout;
+/* Where a version keeps what is read (docs/python-frames.md §2), from its
+ * DWARF (3.13's checked against its _Py_DebugOffsets: python_layout.c). */
+struct python_object_layout {
+    size_t code_size; /* PyCodeObject before its instructions = PyCode_Type.tp_basicsize */
+    size_t ob_type, ob_size;
+    size_t co_firstlineno, co_filename, co_qualname, co_linetable;
+    size_t tp_name, tp_basicsize;  /* in PyTypeObject */
+    size_t str_length, str_state;  /* in PyASCIIObject */
+    size_t str_ascii, str_compact; /* where the characters of a compact str start */
+    size_t bytes_size, bytes_data; /* in PyBytesObject */
+};
 
 /* The offsets of layout, or NULL for one not known here. */
 const struct python_object_layout *python_object_layout_of(uint32_t layout);
@@ -46,9 +56,5 @@ int python_read_str(pid_t pid, const struct python_object_layout *l, uint64_t ad
  * new buffer. -E2BIG: longer than max. */
 int python_read_bytes(pid_t pid, const struct python_object_layout *l, uint64_t addr, size_t max,
                       uint8_t **ret, size_t *ret_size);
-
-/* The line of instruction lasti from the code's location table. */
-int32_t python_layout_line(const struct python_object_layout *l, const uint8_t *table, size_t size,
-                           int32_t firstlineno, int32_t lasti);
 
 #endif

@@ -129,18 +129,20 @@ static void name(struct frame_cache *c, struct entry *e)
     char text[FRAME_MAX], offset[FRAME_WHERE_TEXT_MAX], file[FRAME_WHERE_TEXT_MAX];
     struct frame_where where = {0};
     const char *names[FRAME_NAMES_MAX];
-    bool leaf = e->kind & KIND_USER_LEAF;
+    /* the bits of the native kinds; a Python frame's kind is a number */
+    bool python = e->kind >= KIND_PYTHON, kernel = !python && (e->kind & KIND_KERNEL);
+    bool leaf = !python && (e->kind & KIND_USER_LEAF);
     size_t n;
 
-    if (e->kind >= KIND_PYTHON)
+    if (python)
         e->f.result = symbolizer_python_frame(c->sym, e->tgid, e->kind - KIND_PYTHON, e->ip, text,
                                               sizeof(text), &where);
-    else if (e->kind & KIND_KERNEL)
+    else if (kernel)
         e->f.result = symbolizer_kernel_frame(c->sym, e->ip, leaf, text, sizeof(text));
     else
         e->f.result = symbolizer_user_frame(c->sym, e->tgid, e->exec_id, e->ip, leaf, text,
                                             sizeof(text), &where);
-    if (!(e->kind & KIND_KERNEL)) {
+    if (!kernel) {
         frame_where_format(&where, offset, file);
         e->f.offset = intern_string(c->in, offset);
         e->f.file = intern_string(c->in, file);

@@ -2,9 +2,10 @@
 /*
  * Whether an ELF file is a CPython interpreter (python3.x, or a
  * libpython3.x.so a program embeds), and which: the version the file says
- * it is (Py_Version), never its name, and where its _PyRuntime is. The
- * BPF side walks Python frames only for a version whose layout it knows
- * (enum offcpu_python_layout); another is counted in status.
+ * it is (Py_Version), never its name, and where its _PyRuntime is; from
+ * 3.13, the offsets its _PyRuntime begins with must agree with the
+ * layout's. The BPF side walks Python frames only for a version whose
+ * layout it knows (enum offcpu_python_layout); another is counted in status.
  */
 #ifndef PYTHON_LAYOUT_H
 #define PYTHON_LAYOUT_H
@@ -37,7 +38,11 @@ int python_layout_read(int fd, struct python_layout *ret);
 int python_layout_bias(const struct python_layout *py, uint64_t pgoff, uint64_t start,
                        uint64_t *ret);
 
-/* The layout of a version (enum offcpu_python_layout). */
+/* The layout of a version (enum offcpu_python_layout), before any check of
+ * the file's own debug offsets (python_layout_read does both). */
 uint32_t python_layout_of(uint32_t version);
+
+/* What the BPF walk reads where, in layout; NULL for none. */
+const struct offcpu_python_offsets *python_layout_offsets(uint32_t layout);
 
 #endif

@@ -50,8 +50,8 @@ struct table_proc {
     pid_t pid;
     struct table_file **files; /* one per mapping with a file, repeats included */
     size_t nfiles;
-    uint32_t python_version; /* of the CPython it runs (see python_layout.h) */
-    bool python;             /* it runs CPython */
+    uint32_t python_layout; /* of the CPython it runs (see python_layout.h) */
+    bool python;            /* it runs CPython */
 };
 
 /* Rows no table names any more, and when: reused two grace periods later. */
@@ -426,6 +426,66 @@ static void mark_unreadable(struct unwind_tables *t, pid_t pid, uint64_t mm)
     bpf_map_update_elem(t->procs_fd, &pid, &t->table, BPF_ANY);
 }
 
+/* The CPython layout of the file behind m: the cached file's, else read from
+ * the file itself (a few thousand dynamic symbols, not its rows). */
+static int python_layout_of_mapping(struct unwind_tables *t, pid_t pid, const struct proc_map *m,
+                                    struct python_layout *ret)
+{
+    _cleanup_close_ int fd = file_cache_open(pid, m);
+    struct file_key key;
+    struct stat st;
+    bool found;
+    size_t i;
+
+    if (fd < 0 || fstat(fd, &st) < 0)
+        return -errno;
+    key = file_key_from_stat(&st);
+    i = sorted_search(t->files, t->nfiles, sizeof(*t->files), &key, compare_file_to_key, &found);
+    if (found) {
+        *ret = t->files[i]->python;
+        return 0;
+    }
+    return python_layout_read(fd, ret);
+}
+
+/*
+ * The CPython pid runs (its program's or a library's, the first mapped), found
+ * before any rows are read: the rows of libpython alone take long, and every
+ * block of its threads until the process is marked goes without Python frames.
+ * Returns its layout (runtime_vaddr 0: none) and fills py.
+ */
+static struct python_layout python_of_maps(struct unwind_tables *t, pid_t pid,
+                                           const struct proc_maps *maps,
+                                           struct offcpu_python_process *py)
+{
+    struct python_layout python = {0};
+    const struct proc_map *last = NULL;
+    uint64_t bias;
+
+    for (size_t k = 0; k < maps->n; k++) {
+        const struct proc_map *m = &maps->maps[k];
+
+        /* a file's mappings come one after another: one look each */
+        if (m->kind != PROC_MAP_FILE ||
+            (last && last->inode == m->inode && last->dev_major == m->dev_major &&
+             last->dev_minor == m->dev_minor))
+            continue;
+        last = m;
+        if (python_layout_of_mapping(t, pid, m, &python) < 0 || !python.runtime_vaddr)
+            continue;
+        if (python_layout_bias(&python, m->pgoff, m->start, &bias) < 0) {
+            python.runtime_vaddr = 0;
+            continue;
+        }
+        py->runtime = python.runtime_vaddr + bias;
+        py->layout = python.layout;
+        if (python_layout_offsets(python.layout))
+            py->at = *python_layout_offsets(python.layout);
+        break;
+    }
+    return python;
+}
+
 int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm)
 {
     _cleanup_free_ struct table_file **files = NULL;
@@ -433,7 +493,7 @@ int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm)
     struct proc_maps maps = {0};
     struct table_proc *p;
     struct offcpu_python_process py = {.mm = mm};
-    struct python_layout python = {0};
+    struct python_layout python;
     size_t nfiles = 0, i;
     /* before the reading: code mapped meanwhile may be missing from it */
     int64_t read_ns = clock_ns(CLOCK_MONOTONIC);
@@ -462,29 +522,19 @@ int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm)
             return r;
         }
     }
+    python = python_of_maps(t, pid, &maps, &py);
+    python_publish(t, pid, &py);
     for (size_t k = 0; k < maps.n; k++) {
         if (v->n == OFFCPU_UNWIND_MAPPINGS_MAX) {
             v->asked = OFFCPU_UNWIND_FULL;
             t->stats.tables_cut++;
             break;
         }
-        size_t had = nfiles;
-        uint64_t bias;
-
         fill_mapping(t, pid, &maps.maps[k], &v->maps[v->n], files, &nfiles);
-
-        if (nfiles > had && files[had]->python.runtime_vaddr && !python.runtime_vaddr &&
-            python_layout_bias(&files[had]->python, maps.maps[k].pgoff, maps.maps[k].start,
-                               &bias) == 0) {
-            python = files[had]->python;
-            py.runtime = python.runtime_vaddr + bias;
-            py.layout = python.layout;
-        }
         v->n++;
     }
     proc_maps_done(&maps);
     r = bpf_map_update_elem(t->procs_fd, &pid, v, BPF_ANY) < 0 ? -errno : 0;
-    python_publish(t, pid, &py);
 
     i = sorted_search(t->procs, t->nprocs, sizeof(*t->procs), &pid, compare_proc_to_pid, &found);
     if (!found && r == 0) {
@@ -512,7 +562,7 @@ int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm)
     files = NULL;
     p->nfiles = nfiles;
     p->python = python.runtime_vaddr != 0;
-    p->python_version = python.version;
+    p->python_layout = python.layout;
     t->stats.processes = t->nprocs;
     return 0;
 }
@@ -588,7 +638,6 @@ void unwind_tables_get_stats(const struct unwind_tables *t, struct unwind_tables
     for (size_t i = 0; i < t->nprocs; i++)
         if (t->procs[i].python) {
             ret->python_processes++;
-            ret->python_unknown_version +=
-                python_layout_of(t->procs[i].python_version) == OFFCPU_PYTHON_NONE;
+            ret->python_unknown_version += t->procs[i].python_layout == OFFCPU_PYTHON_NONE;
         }
 }

@@ -116,7 +116,9 @@ class Chromium:
         return self.send("Input.dispatchMouseEvent", type="mouseReleased", **common)
 
     def screenshot(self) -> Image.Image:
-        data = base64.b64decode(self.call("Page.captureScreenshot", format="png")["data"])
+        # the whole page: a deep graph is taller than the window
+        data = base64.b64decode(self.call("Page.captureScreenshot", format="png",
+                                          captureBeyondViewport=True)["data"])
         return Image.open(io.BytesIO(data)).convert("RGB")
 
     def close(self):

@@ -55,7 +55,7 @@ FAR = "\n" * 100
 ARGS = "".join(f"        {i},\n" for i in range(40))
 SOURCE = (
     "def ñandú(x):\n"
-    "    return x +" + " " * 62 + "x\n"
+    "    return 1 +" + " " * 62 + "x\n"
     "\n"
     "def ñandú_λ(x):\n"
     "    return [y\n"

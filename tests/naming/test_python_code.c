@@ -1,17 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * CPython frames named from a live process, against what CPython itself
- * says: Debian's python3 runs python_code_prog.py, which prints every code
- * object it holds (its address, qualified name, file, first line, and the
- * line of each of its instructions from co_lines()), then waits; this names
- * every instruction of each through python_code_name, reading the process as
- * the daemon does. Run with the interpreter's default location tables and
- * with -X no_debug_ranges (tables without columns), which between them hold
+ * says: Debian's python3 (and builds of 3.12 and 3.13) runs python_code_prog.py, which prints every
+ * code object it holds (its address, qualified name, file, first line, and the line of each of its
+ * instructions from co_lines()), then waits; this names every instruction of each through
+ * python_code_name, reading the process as the daemon does. Run with the interpreter's default
+ * location tables and with -X no_debug_ranges (tables without columns), which between them hold
  * every kind of entry; then objects that are no code, a layout not known,
  * the cache across passes, code objects the process changes (as a freed one
  * reused would be), and the process gone.
  *
- * Usage: test_python_code PYTHON PROGRAM
+ * Usage: test_python_code PYTHON 3.1x PROGRAM
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +33,9 @@
 #include "python_lines.h"
 
 #define OTHERS_MAX 8
+
+/* the layout of the interpreter under test (enum offcpu_python_layout) */
+static uint32_t layout;
 
 struct code_seen {
     uint64_t addr;
@@ -204,20 +206,20 @@ static void check_changes(struct python_code_cache *cache, struct child *c, cons
     struct python_frame_name n;
     int r;
 
-    r = python_code_name(cache, c->pid, OFFCPU_PYTHON_3_11, c->changed, 0, &n);
+    r = python_code_name(cache, c->pid, layout, c->changed, 0, &n);
     CHECK(r == 0 && strcmp(n.qualname, "<module>") == 0 && strcmp(n.file, "changed.py") == 0,
           "%s: before the change: %d %s %s", label, r, r == 0 ? n.qualname : "-",
           r == 0 ? n.file : "-");
-    r = python_code_name(cache, c->pid, OFFCPU_PYTHON_3_11, c->freed, 0, &n);
+    r = python_code_name(cache, c->pid, layout, c->freed, 0, &n);
     CHECK(r == 0 && strcmp(n.file, "freed.py") == 0, "%s: before it is freed: %d", label, r);
 
     r = command(c, "rename\n");
     CHECK(r == 0, "%s: the program renamed a code object: %d", label, r);
-    r = python_code_name(cache, c->pid, OFFCPU_PYTHON_3_11, c->changed, 0, &n);
+    r = python_code_name(cache, c->pid, layout, c->changed, 0, &n);
     CHECK(r == 0 && strcmp(n.qualname, "<module>") == 0, "%s: in the same pass, as cached: %s",
           label, r == 0 ? n.qualname : "-");
     python_code_begin_pass(cache);
-    r = python_code_name(cache, c->pid, OFFCPU_PYTHON_3_11, c->changed, 0, &n);
+    r = python_code_name(cache, c->pid, layout, c->changed, 0, &n);
     CHECK(r == 0 && strcmp(n.qualname, "renamed_λ") == 0 && strcmp(n.file, "changed.py") == 0,
           "%s: in the next pass, the new name: %d %s", label, r, r == 0 ? n.qualname : "-");
 
@@ -225,7 +227,7 @@ static void check_changes(struct python_code_cache *cache, struct child *c, cons
     CHECK(r == 0, "%s: the program changed a code object's type: %d", label, r);
     python_code_stats(cache, &before);
     python_code_begin_pass(cache);
-    r = python_code_name(cache, c->pid, OFFCPU_PYTHON_3_11, c->freed, 0, &n);
+    r = python_code_name(cache, c->pid, layout, c->freed, 0, &n);
     python_code_stats(cache, &after);
     CHECK(r == -EINVAL && after.entries == before.entries - 1,
           "%s: in the next pass, no code object: %d, its entry gone (%" PRIu64 " -> %" PRIu64 ")",
@@ -257,7 +259,7 @@ static int check_code(struct python_code_cache *cache, pid_t pid, const struct c
     cut_utf8(s->qualname, want, sizeof(want));
     for (int32_t lasti = -1; lasti < s->units; lasti++) {
         int32_t line = lasti < 0 ? s->firstlineno : s->lines[lasti];
-        int r = python_code_name(cache, pid, OFFCPU_PYTHON_3_11, s->addr, lasti, &n);
+        int r = python_code_name(cache, pid, layout, s->addr, lasti, &n);
 
         if (r == 0 && strcmp(n.qualname, want) == 0 && strcmp(n.file, s->file) == 0 &&
             n.line == line)
@@ -281,14 +283,17 @@ static const struct code_seen *find_qualname(const struct child *c, const char *
 /* The program holds each kind of code object asked for. */
 static void check_kinds(const struct child *c, const char *label)
 {
-    static const char *const kinds[] = {"<module>", "Greeter.hello", "chain.<locals>.inner",
-                                        "counter",  "<lambda>",      "guarded",
-                                        "ñandú",    "ñandú_λ",       "ñandú_λ.<locals>.<listcomp>",
-                                        "𠀀_λ",     "far_apart",     "<genexpr>"};
+    static const char *const kinds[] = {"<module>",  "Greeter.hello", "chain.<locals>.inner",
+                                        "counter",   "<lambda>",      "guarded",
+                                        "ñandú",     "ñandú_λ",       "𠀀_λ",
+                                        "far_apart", "<genexpr>"};
     const struct code_seen *far = find_qualname(c, "far_apart");
 
     for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
         CHECK(find_qualname(c, kinds[i]), "%s: the program has a code object %s", label, kinds[i]);
+    /* 3.12 inlines comprehensions (PEP 709) */
+    CHECK(!find_qualname(c, "ñandú_λ.<locals>.<listcomp>") == (layout != OFFCPU_PYTHON_3_11),
+          "%s: a list comprehension has a code object of its own up to 3.11", label);
     CHECK(far && strstr(far->file, "módulo_λ_𠀀.py"), "%s: far_apart is in a non-ASCII file %s",
           label, far ? far->file : "-");
 }
@@ -321,7 +326,7 @@ static void check_program(struct python_code_cache *cache, const char *python, c
 
         CHECK(w == 0, "%s: %s (%d instructions from line %d): %d named wrong", label, s->qualname,
               s->units, s->firstlineno, w);
-        r = python_code_name(cache, c.pid, OFFCPU_PYTHON_3_11, s->addr, s->units, &n);
+        r = python_code_name(cache, c.pid, layout, s->addr, s->units, &n);
         CHECK(r == -EINVAL, "%s: %s lasti %d, past its end: %d", label, s->qualname, s->units, r);
     }
 
@@ -339,11 +344,11 @@ static void check_program(struct python_code_cache *cache, const char *python, c
 
     /* what is no code object: a str, a dict, a function; memory not mapped */
     for (size_t i = 0; i < c.n_others; i++) {
-        r = python_code_name(cache, c.pid, OFFCPU_PYTHON_3_11, c.others[i], 0, &n);
+        r = python_code_name(cache, c.pid, layout, c.others[i], 0, &n);
         CHECK(r == -EINVAL, "%s: object 0x%" PRIx64 " is no code: %d", label, c.others[i], r);
     }
     CHECK(c.n_others == 3, "%s: 3 objects that are no code", label);
-    r = python_code_name(cache, c.pid, OFFCPU_PYTHON_3_11, 0x10, 0, &n);
+    r = python_code_name(cache, c.pid, layout, 0x10, 0, &n);
     CHECK(r == -EFAULT, "%s: address 0x10 is unreadable: %d", label, r);
     r = python_code_name(cache, c.pid, OFFCPU_PYTHON_NONE, c.codes[0].addr, 0, &n);
     CHECK(r == -EOPNOTSUPP, "%s: no layout: %d", label, r);
@@ -352,13 +357,18 @@ static void check_program(struct python_code_cache *cache, const char *python, c
 
     check_changes(cache, &c, label);
 
-    /* gone: its entries go on the first look in a new pass */
+    /* gone: in the pass that finds it so (its last drain, after its exit),
+     * named from what was checked while it lived; forgotten in the next */
     pid = c.pid;
     reap(&c);
     python_code_begin_pass(cache);
-    r = python_code_name(cache, pid, OFFCPU_PYTHON_3_11, c.codes[0].addr, 0, &n);
+    r = python_code_name(cache, pid, layout, c.codes[0].addr, 0, &n);
+    CHECK(r == 0 && strcmp(n.qualname, c.codes[0].qualname) == 0,
+          "%s: process gone, named as it was: %d %s", label, r, r == 0 ? n.qualname : "-");
+    python_code_begin_pass(cache);
+    r = python_code_name(cache, pid, layout, c.codes[0].addr, 0, &n);
     python_code_stats(cache, &after);
-    CHECK(r == -ESRCH && after.entries == 0, "%s: process gone: %d, %" PRIu64 " entries left",
+    CHECK(r == -ESRCH && after.entries == 0, "%s: gone a pass ago: %d, %" PRIu64 " entries left",
           label, r, after.entries);
     child_done(&c);
 }
@@ -382,18 +392,17 @@ static void check_hostile_tables(void)
     static const uint8_t below_zero[] = {0x80 | 13 << 3, 0x49, 0x03};
     int32_t line;
 
-    CHECK(python_line_3_11(NULL, 0, 7, -1) == 7 && python_line_3_11(NULL, 0, 7, 0) == -1,
+    CHECK(python_line(NULL, 0, 7, -1) == 7 && python_line(NULL, 0, 7, 0) == -1,
           "empty table: the first line for lasti -1, else none");
-    CHECK(python_line_3_11(cut, sizeof(cut), 10, 7) == 10 &&
-              python_line_3_11(cut, sizeof(cut), 10, 8) == -1,
+    CHECK(python_line(cut, sizeof(cut), 10, 7) == 10 && python_line(cut, sizeof(cut), 10, 8) == -1,
           "an entry cut off: its 8 instructions at the running line, none after");
-    line = python_line_3_11(long_varint, sizeof(long_varint), 10, 0);
+    line = python_line(long_varint, sizeof(long_varint), 10, 0);
     CHECK(line >= -1, "a varint of 84 bits: %d", line);
-    CHECK(python_line_3_11(no_start, sizeof(no_start), 10, 0) == -1, "no entry: no line");
-    CHECK(python_line_3_11(overflow, sizeof(overflow), 0, 0) == INT32_MAX &&
-              python_line_3_11(overflow, sizeof(overflow), 0, 1) == -1,
+    CHECK(python_line(no_start, sizeof(no_start), 10, 0) == -1, "no entry: no line");
+    CHECK(python_line(overflow, sizeof(overflow), 0, 0) == INT32_MAX &&
+              python_line(overflow, sizeof(overflow), 0, 1) == -1,
           "a line past INT32_MAX: none");
-    CHECK(python_line_3_11(below_zero, sizeof(below_zero), 1, 0) == -1, "a line below 0: none");
+    CHECK(python_line(below_zero, sizeof(below_zero), 1, 0) == -1, "a line below 0: none");
 }
 
 int main(int argc, char **argv)
@@ -403,18 +412,20 @@ int main(int argc, char **argv)
     bool entry_codes[16] = {0};
     int r;
 
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s PYTHON PROGRAM\n", argv[0]);
+    if (argc != 4 || strncmp(argv[2], "3.1", 3) != 0 || argv[2][3] < '1' || argv[2][3] > '3' ||
+        argv[2][4]) {
+        fprintf(stderr, "usage: %s PYTHON 3.11|3.12|3.13 PROGRAM\n", argv[0]);
         return 2;
     }
+    layout = OFFCPU_PYTHON_3_11 + (uint32_t)(argv[2][3] - '1');
     check_hostile_tables();
     r = python_code_cache_new(&cache);
     CHECK(r == 0, "cache: %d", r);
     if (r < 0)
         return CHECK_EXIT();
 
-    check_program(cache, argv[1], NULL, argv[2], entry_codes);
-    check_program(cache, argv[1], "-Xno_debug_ranges", argv[2], entry_codes);
+    check_program(cache, argv[1], NULL, argv[3], entry_codes);
+    check_program(cache, argv[1], "-Xno_debug_ranges", argv[3], entry_codes);
 
     /* the tables decoded held every kind of entry */
     for (unsigned k = 0; k < 16; k++)

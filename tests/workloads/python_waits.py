@@ -3,9 +3,10 @@ functions: in time.sleep, a threading.Lock, queue.Queue.get, a socket recv and
 os.fsync (waits), or two threads that take the GIL from each other (gil), or a
 thread that runs Python while another holds the GIL in C code, libc's usleep
 called through ctypes.PyDLL, which keeps it (gil_held), or a thread blocked on
-a lock for the whole run, from a chain of three (stuck).
+a lock for the whole run, from a chain of three (stuck); blocked in a C extension
+it imports just before (dlopen).
 
-Usage: python_waits.py waits|gil|gil_held|stuck SECONDS DIR
+Usage: python_waits.py waits|gil|gil_held|stuck|dlopen SECONDS DIR
 Prints "ready PID" once its threads run, then, at the end, a JSON line: for
 each blocking thread its tid and its frames as traceback saw them while it
 blocked (function, file, line; outermost first)."""
@@ -154,8 +155,28 @@ def stuck_1():
     stuck_2()
 
 
+go = threading.Event()
+
+
+def dlopen_3():
+    go.wait()
+    # a C extension mapped only now, its rows not read yet when the thread blocks
+    # in it: one wait of most of the run (kind 1: a semaphore, never posted)
+    import _multiprocessing
+    sem = _multiprocessing.SemLock(1, 0, 1, f"/offcpud-waits-{os.getpid()}", True)
+    sem.acquire(True, SECONDS * 0.6)
+
+
+def dlopen_2():
+    dlopen_3()
+
+
+def dlopen_1():
+    dlopen_2()
+
+
 ENTRIES = {"waits": [sleep_1, lock_1, queue_1, recv_1, fsync_1], "gil": [spin_1, spin_1],
-           "gil_held": [hold_1, spin_1], "stuck": [stuck_1]}
+           "gil_held": [hold_1, spin_1], "stuck": [stuck_1], "dlopen": [dlopen_1]}
 
 
 def record():
@@ -181,7 +202,9 @@ threads = [threading.Thread(target=f, name=f"{f.__name__}-{i}")
 for t in threads:
     t.start()
 print("ready", os.getpid(), flush=True)
-time.sleep(SECONDS / 2)
+time.sleep(0.2)
+go.set()
+time.sleep(SECONDS / 2 - 0.2)
 record()
 time.sleep(max(SECONDS / 2 - 0.2, 0))
 stop.set()
