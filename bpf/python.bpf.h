@@ -25,10 +25,13 @@
 #include "task_record.bpf.h"
 #include "python_words.bpf.h"
 
-/* glibc (x86-64): the first 32 keys' data in the thread descriptor, at
- * FS base + 0x310 + 16 * key + 8 (specific_1stblock[key].data). */
+/* glibc (x86-64), struct pthread at the FS base: the first 32 keys' data
+ * (specific_1stblock[key].data, 16 bytes an entry, data second), then
+ * pointers to blocks of 32 more each (specific[key / 32]), up to 1024 keys. */
 #define GLIBC_SPECIFIC_1STBLOCK 0x310
-#define GLIBC_KEYS_1STBLOCK     32
+#define GLIBC_SPECIFIC          0x510
+#define GLIBC_KEYS_BLOCK        32
+#define GLIBC_KEYS_MAX          1024
 
 #define SYSCALL_FUTEX 202
 
@@ -203,9 +206,17 @@ static __noinline __u64 python_walk_task(struct py_frames *w)
     if (!(__u32)r[0])
         return PY_NOT_PYTHON;
     r[0] >>= 32;
-    if (r[0] >= GLIBC_KEYS_1STBLOCK ||
+    /* r[1]: the key's block of data (a program that made 32 keys before
+     * starting the interpreter has its key in a second-level block) */
+    r[1] = w->fsbase + GLIBC_SPECIFIC_1STBLOCK;
+    if (r[0] >= GLIBC_KEYS_MAX ||
+        (r[0] >= GLIBC_KEYS_BLOCK &&
+         (bpf_probe_read_user(
+              &r[1], sizeof(r[1]),
+              (void *)(w->fsbase + GLIBC_SPECIFIC + 8 * (r[0] / GLIBC_KEYS_BLOCK))) ||
+          !r[1])) ||
         bpf_probe_read_user(&r[1], sizeof(r[1]),
-                            (void *)(w->fsbase + GLIBC_SPECIFIC_1STBLOCK + 16 * r[0] + 8)) ||
+                            (void *)(r[1] + 16 * (r[0] % GLIBC_KEYS_BLOCK) + 8)) ||
         !r[1] ||
         bpf_probe_read_user(&r[2], 2 * sizeof(r[2]), (void *)(r[1] + py->at.tstate_thread)) ||
         r[2] != w->fsbase || r[3] != w->tid)

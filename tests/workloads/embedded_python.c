@@ -7,9 +7,14 @@
  * embedded_python --idle N: links the library, never starts the interpreter
  * (as Debian's perf does) and sleeps N times 1 ms.
  *
+ * embedded_python --keys N SCRIPT ARGS...: makes N thread-specific keys of its
+ * own before it starts the interpreter, whose GIL-state key then lies past
+ * glibc's first 32 (in a second-level block).
+ *
  * The two calls it needs are declared here: Debian's python3.11-dev need not
  * be installed for the tests.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,13 +31,25 @@ int main(int argc, char **argv)
     int r;
 
     if (argc < 2) {
-        fprintf(stderr, "usage: embedded_python SCRIPT ARGS... | --idle N\n");
+        fprintf(stderr, "usage: embedded_python [--keys N] SCRIPT ARGS... | --idle N\n");
         return 2;
     }
     if (strcmp(argv[1], "--idle") == 0 && argc == 3) {
         for (long i = atol(argv[2]); i > 0; i--)
             nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
         return 0;
+    }
+    if (strcmp(argv[1], "--keys") == 0 && argc > 3) {
+        for (long i = atol(argv[2]); i > 0; i--) {
+            pthread_key_t key;
+
+            if (pthread_key_create(&key, NULL) != 0) {
+                perror("embedded_python: pthread_key_create");
+                return 1;
+            }
+        }
+        argv += 2;
+        argc -= 2;
     }
     /* the arguments are the test's own paths and words: no quotes in them */
     n = (size_t)snprintf(code, sizeof(code), "import runpy, sys\nsys.argv = [");
