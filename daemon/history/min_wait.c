@@ -96,10 +96,28 @@ static bool same_wait_place(const struct record *x, const struct record *y)
            x->state == y->state;
 }
 
+/* Gives back to the kept record it up to *room of the time ns that it took
+ * off for a wait left out but also counted in an earlier record. */
+static void give_back(struct min_wait_item *it, uint64_t ns, uint64_t *room)
+{
+    uint64_t give = ns < *room ? ns : *room;
+
+    *room -= give;
+    it->w.total_ns += give;
+    it->w.runq_ns =
+        it->rec->total_ns
+            ? (uint64_t)((unsigned __int128)it->rec->runq_ns * it->w.total_ns / it->rec->total_ns)
+            : 0;
+}
+
 void min_wait_decide(struct min_wait_item *items, size_t n, const struct intern *in,
                      uint64_t min_ns)
 {
     bool later_long = false; /* the wait going on at a record's end is long (or may be) */
+    /* the record whose first wait to end may have begun in the records
+     * before it, and what it took off for waits left out */
+    struct min_wait_item *head = NULL;
+    uint64_t head_room = 0;
 
     qsort(items, n, sizeof(*items), cmp_thread_stack);
     /* newest first: a wait is known once it ended, later */
@@ -108,16 +126,25 @@ void min_wait_decide(struct min_wait_item *items, size_t n, const struct intern 
         const struct record *rec = it->rec;
         struct histogram h = {{0}};
 
-        if (i + 1 == n || !same_wait_place(rec, items[i + 1].rec))
+        if (i + 1 == n || !same_wait_place(rec, items[i + 1].rec)) {
             later_long = false;
+            head = NULL;
+        }
         if (!rec->count) {
             it->kept = later_long;
             it->w = (struct waits){rec->total_ns, rec->runq_ns, 0};
+            /* a part of a short wait that ends later, where its whole
+             * length, counted at its bucket's middle, was taken off:
+             * that much too much, as far as this part goes */
+            if (!it->kept && head && min_ns)
+                give_back(head, rec->total_ns, &head_room);
             continue;
         }
         if (rec->hist)
             histogram_add_text(&h, intern_string_get(in, rec->hist));
         it->kept = min_wait_of(rec, rec->hist ? &h : NULL, min_ns, later_long, &it->w);
+        head = it->kept ? it : NULL;
+        head_room = it->kept ? rec->total_ns - it->w.total_ns : 0;
         /* the first wait ended here may have begun in an earlier interval */
         later_long = rec->max_ns >= min_ns;
     }

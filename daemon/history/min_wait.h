@@ -9,7 +9,10 @@
  *    exactly) is at least T, else left out: a record whose every wait is
  *    shorter than T is left out whole, and no wait of at least T is lost;
  *  - the time kept is the record's total less the buckets left out, each
- *    counted at its middle (exact when they all lie on one side);
+ *    counted at its middle (exact when they all lie on one side), less no
+ *    more than what of them lies in this record: a short wait that began in
+ *    earlier records, whose parts there are left out, is taken off this
+ *    one less those parts;
  *  - a wait is counted when it ends, its time in each interval it spans: a
  *    record's time after its last wait ended is part of a wait that ends
  *    in the thread's next record of that stack, and goes with it (kept

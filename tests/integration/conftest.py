@@ -231,8 +231,14 @@ def workload_window(daemon, name: str, *args: str):
     started = time.time_ns()
     truth = run_workload(name, *args)
     ended = time.time_ns()
-    time.sleep(0.5)  # the last snapshot with it drained
-    reply = daemon.dump_json("--pid", str(truth["pid"]), "--since", "60s")
+    # until a snapshot from after its end is drained (its last waits charged at
+    # their ends: a busy host drains late)
+    deadline = time.monotonic() + 30
+    while True:
+        time.sleep(0.2)
+        reply = daemon.dump_json("--pid", str(truth["pid"]), "--since", "60s")
+        if reply["end_ns"] >= ended or time.monotonic() > deadline:
+            break
     return truth, ("--since", at(min(started, reply["start_ns"]) - 1),
                    "--until", at(ended + 10**9))
 
