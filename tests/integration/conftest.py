@@ -225,20 +225,24 @@ def run_workload(name: str, *args: str, timeout=60) -> dict:
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
+def drained_after(daemon, ns: int, *selection: str) -> dict:
+    """Once a snapshot from after ns is drained (waits are charged when they end, and a
+    busy host drains late): the last minute's Dump of selection."""
+    deadline = time.monotonic() + 30
+    while True:
+        time.sleep(0.2)
+        reply = daemon.dump_json(*selection, "--since", "60s")
+        if reply["end_ns"] >= ns or time.monotonic() > deadline:
+            return reply
+
+
 def workload_window(daemon, name: str, *args: str):
     """Run a workload to its end: (its measurement, a window that holds all of it, as
     --since/--until, to a second after it ended)."""
     started = time.time_ns()
     truth = run_workload(name, *args)
     ended = time.time_ns()
-    # until a snapshot from after its end is drained (its last waits charged at
-    # their ends: a busy host drains late)
-    deadline = time.monotonic() + 30
-    while True:
-        time.sleep(0.2)
-        reply = daemon.dump_json("--pid", str(truth["pid"]), "--since", "60s")
-        if reply["end_ns"] >= ended or time.monotonic() > deadline:
-            break
+    reply = drained_after(daemon, ended, "--pid", str(truth["pid"]))
     return truth, ("--since", at(min(started, reply["start_ns"]) - 1),
                    "--until", at(ended + 10**9))
 

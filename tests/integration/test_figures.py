@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, WORKLOADS, run_workload
+from conftest import ROOT, WORKLOADS, drained_after, run_workload
 
 FIGURES = ROOT / "bench" / "figures"
 SYMTESTS = WORKLOADS.parent / "naming"
@@ -60,6 +60,8 @@ def matrix(daemon):
     pids.append(run_workload("sleep_and_pipe", "--sleeps", "20", "--writes", "20")["pid"])
     pids.append(run_workload("short_lived")["pid"])
     pids.append(run_workload("jit_perf_map", "--rounds", "5")["pid"])
+    # every pid's last blocks drained: figures asks for each (CI: one not yet seen)
+    drained_after(daemon, time.time_ns())
     return pids
 
 
@@ -68,6 +70,7 @@ def test_figures_no_frame_named_differently(daemon, matrix):
     for pid in matrix:
         args += ["--pid", str(pid)]
     res = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert res.stdout, res.stderr
     figures = json.loads(res.stdout)
     print(json.dumps(figures, indent=2))  # the figures, in the test's log
     counts = figures["reference"]
