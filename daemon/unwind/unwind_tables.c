@@ -219,19 +219,26 @@ static int load_rows(struct unwind_tables *t, int fd, pid_t pid, const char *pat
 
 /* The file behind mapping m of pid, its rows read if new; NULL if it cannot
  * be opened or known. */
+/* Where the file whose stat is st is among the files known: its index, or
+ * (*found false) where it would go. */
+static size_t file_index(const struct unwind_tables *t, const struct stat *st, bool *found)
+{
+    struct file_key key = file_key_from_stat(st);
+
+    return sorted_search(t->files, t->nfiles, sizeof(*t->files), &key, compare_file_to_key, found);
+}
+
 static struct table_file *file_of(struct unwind_tables *t, pid_t pid, const struct proc_map *m)
 {
     _cleanup_close_ int fd = file_cache_open(pid, m);
     struct table_file *f;
-    struct file_key key;
     struct stat st;
     bool found;
     size_t i;
 
     if (fd < 0 || fstat(fd, &st) < 0)
         return NULL;
-    key = file_key_from_stat(&st);
-    i = sorted_search(t->files, t->nfiles, sizeof(*t->files), &key, compare_file_to_key, &found);
+    i = file_index(t, &st, &found);
     if (found)
         return t->files[i];
     if (t->nfiles >= TABLE_FILES_MAX ||
@@ -240,7 +247,7 @@ static struct table_file *file_of(struct unwind_tables *t, pid_t pid, const stru
     f = calloc(1, sizeof(*f));
     if (!f)
         return NULL;
-    f->key = key;
+    f->key = file_key_from_stat(&st);
     f->kernel_key = (struct offcpu_unwind_file_key){
         .dev = (uint64_t)major(st.st_dev) << 20 | minor(st.st_dev), .ino = st.st_ino};
     if (load_rows(t, fd, pid, m->path, f) < 0) {
@@ -432,15 +439,13 @@ static int python_layout_of_mapping(struct unwind_tables *t, pid_t pid, const st
                                     struct python_layout *ret)
 {
     _cleanup_close_ int fd = file_cache_open(pid, m);
-    struct file_key key;
     struct stat st;
     bool found;
     size_t i;
 
     if (fd < 0 || fstat(fd, &st) < 0)
         return -errno;
-    key = file_key_from_stat(&st);
-    i = sorted_search(t->files, t->nfiles, sizeof(*t->files), &key, compare_file_to_key, &found);
+    i = file_index(t, &st, &found);
     if (found) {
         *ret = t->files[i]->python;
         return 0;
