@@ -101,11 +101,15 @@ def test_python_recognised_and_frames_walked(daemon, tmp_path, program):
     assert during["python_code_objects"] > 0 and status["python_stacks"] > 0, during
     # every run of Python frames woven where the native walk reached the thread's start;
     # a walk cut short (rows not read yet: an ASan daemon reads them slowly) keeps its
-    # Python frames after "[python: not woven]"
+    # Python frames after "[python: not woven]". A walk that ended at its first frame
+    # reached no start, even when that frame is clone3: the parent, preempted on its way
+    # back from the syscall, is in code glibc leaves without CFI (clone3.S ends its FDE
+    # before the syscall, as the child's would be wrong)
     stacks = daemon.dump_json("--pid", pid, "--since", "60s")["stacks"]
     python = [s for s in stacks if any(".py:" in f for f in s["user"])]
     unwoven = [s for s in python if "[python: not woven]" in s["user"] and
-               s["user"][0] in ("clone3", "_start")]
+               s["user"][0] in ("clone3", "_start") and
+               s["user"].index("[python: not woven]") > 1]
     assert python and len(unwoven) <= len(python) // 100, [s["user"] for s in unwoven[:3]]
     assert "python stacks not woven" in text and "python code memory" in text, text
 
