@@ -6,57 +6,37 @@
 #include <string.h>
 
 #include "array.h"
+#include "kth_largest.h"
 #include "macro.h"
-
-/* The k-th largest of v[0..n) (k < n), counting from 0, reordering v:
- * Hoare's selection with a three-way split, so that equal values end it. */
-static uint64_t kth_largest(uint64_t *v, size_t n, size_t k)
-{
-    size_t lo = 0, hi = n;
-
-    while (hi - lo > 1) {
-        uint64_t pivot = v[lo + (hi - lo) / 2], tmp;
-        size_t lt = lo, i = lo, gt = hi;
-
-        /* [lo, lt) > pivot, [lt, i) == pivot, [gt, hi) < pivot */
-        while (i < gt) {
-            if (v[i] > pivot) {
-                tmp = v[lt], v[lt++] = v[i], v[i++] = tmp;
-            } else if (v[i] < pivot) {
-                tmp = v[--gt], v[gt] = v[i], v[i] = tmp;
-            } else {
-                i++;
-            }
-        }
-        if (k < lt)
-            hi = lt;
-        else if (k >= gt)
-            lo = gt;
-        else
-            return pivot;
-    }
-    return v[lo];
-}
 
 /* The minimum width that keeps the frames drawn on their own to half of
  * max_boxes (merged boxes, at most one per drawn frame, take the rest). */
+size_t flame_layout_apart(size_t max_boxes)
+{
+    return max_boxes / 2;
+}
+
 static int budget_min(const struct flame_tree *t, uint64_t min_ns, size_t max_boxes, uint64_t *ret)
 {
-    size_t keep = max_boxes / 2, wide = 0;
+    size_t keep = flame_layout_apart(max_boxes), wide = 0;
     _cleanup_free_ uint64_t *v = NULL;
+
+    size_t n = 0;
 
     *ret = min_ns ?: 1;
     for (size_t i = 0; i < t->n; i++)
-        wide += t->nodes[i].width >= *ret;
+        wide += !t->nodes[i].merged && t->nodes[i].width >= *ret;
     if (wide <= keep)
         return 0;
     v = malloc(t->n * sizeof(*v));
     if (!v)
         return -ENOMEM;
+    /* frames the daemon merged are merged anyway: they never stay apart */
     for (size_t i = 0; i < t->n; i++)
-        v[i] = t->nodes[i].width;
+        if (!t->nodes[i].merged)
+            v[n++] = t->nodes[i].width;
     /* only frames wider than the (keep+1)-th widest stay apart: ties merge too */
-    *ret = kth_largest(v, t->n, keep) + 1;
+    *ret = kth_largest(v, n, keep) + 1;
     return 0;
 }
 
@@ -108,8 +88,8 @@ static int place(struct placing *p, uint32_t node, uint32_t depth, uint64_t x, s
     for (size_t i = 0; i < k; i++) {
         const struct flame_node *c = &nodes[p->scratch[base + i]];
 
-        if (c->width < p->l->min_ns) {
-            merged.merged++;
+        if (c->merged || c->width < p->l->min_ns) {
+            merged.merged += c->merged ?: 1;
             merged.width += c->width;
             merged.ns[FLAME_NOW] += c->ns[FLAME_NOW];
             merged.ns[FLAME_BEFORE] += c->ns[FLAME_BEFORE];

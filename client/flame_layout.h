@@ -39,4 +39,8 @@ int flame_layout_make(struct flame_layout *l, const struct flame_tree *t, uint64
                       size_t max_boxes);
 void flame_layout_done(struct flame_layout *l);
 
+/* Of max_boxes, how many frames are drawn apart at most: only frames wider
+ * than the widest beyond that many are (ties merge too). */
+size_t flame_layout_apart(size_t max_boxes);
+
 #endif

@@ -279,3 +279,57 @@ int flame_tree_add(struct flame_tree *t, const json_t *reply, enum flame_window 
     }
     return 0;
 }
+
+static enum flame_kind frame_kind(const char *kind)
+{
+    static const struct {
+        const char *name;
+        enum flame_kind kind;
+    } kinds[] = {{"comm", FLAME_COMM},
+                 {"user", FLAME_USER},
+                 {"separator", FLAME_SEPARATOR},
+                 {"kernel", FLAME_KERNEL}};
+
+    for (size_t i = 0; kind && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+        if (strcmp(kind, kinds[i].name) == 0)
+            return kinds[i].kind;
+    return FLAME_ROOT; /* "narrow", which is drawn merged */
+}
+
+static void add_state_ns(struct flame_tree *t, uint32_t node, const json_t *states)
+{
+    const char *state;
+    json_t *v;
+
+    json_object_foreach((json_t *)states, state, v) t->state_ns[node][flame_state_index(state)] +=
+        (uint64_t)json_integer_value(v);
+}
+
+int flame_tree_add_frames(struct flame_tree *t, const json_t *reply)
+{
+    const json_t *frames = json_object_get(reply, "frames");
+    size_t i;
+    json_t *f;
+
+    json_array_foreach(frames, i, f)
+    {
+        json_int_t parent = json_integer_value(json_object_get(f, "parent"));
+        const json_t *total = json_object_get(f, "total_ns");
+        const char *name = json_string_value(json_object_get(f, "name"));
+        int64_t node = 0;
+
+        if (!name || !json_is_integer(total) || json_integer_value(total) < 0 ||
+            (i > 0 && (parent < 0 || (size_t)parent >= i)))
+            return -EINVAL;
+        if (i > 0)
+            node = add_node(t, (uint32_t)parent, name,
+                            frame_kind(json_string_value(json_object_get(f, "kind"))));
+        if (node < 0)
+            return (int)node;
+        t->nodes[node].ns[FLAME_NOW] = t->nodes[node].width = (uint64_t)json_integer_value(total);
+        t->nodes[node].merged = (uint32_t)json_integer_value(json_object_get(f, "merged"));
+        if (t->state_ns)
+            add_state_ns(t, (uint32_t)node, json_object_get(f, "state_ns"));
+    }
+    return 0;
+}

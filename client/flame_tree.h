@@ -25,7 +25,7 @@ enum flame_kind {
     FLAME_USER,
     FLAME_SEPARATOR,
     FLAME_KERNEL,
-    FLAME_WAKER, /* the waker's part of a Wakers stack: "--" on */
+    FLAME_WAKER,  /* the waker's part of a Wakers stack: "--" on */
     FLAME_PYTHON, /* a user frame of Python's: told by its name, for colour only */
 };
 
@@ -47,6 +47,9 @@ struct flame_node {
     /* what a graph draws: ns[FLAME_NOW], or after flame_tree_diff_widths the
      * larger window's time stack by stack */
     uint64_t width;
+    /* > 0: not a frame but that many narrow frames, merged by the daemon
+     * (a Flame reply): always drawn merged */
+    uint32_t merged;
 };
 
 struct flame_tree {
@@ -70,6 +73,12 @@ void flame_tree_done(struct flame_tree *t);
  * borrowed: it must outlive the tree. Returns 0, -ENOMEM, or -EINVAL for a
  * stack without frames' arrays or time. */
 int flame_tree_add(struct flame_tree *t, const json_t *reply, enum flame_window w);
+
+/* Adds the frames of a Flame reply (the daemon's tree, narrow frames merged)
+ * to window FLAME_NOW of t, a tree just initialised. The reply's strings are
+ * borrowed: it must outlive the tree. Returns 0, -ENOMEM, or -EINVAL for a
+ * frame without a parent before it, a name or time. */
+int flame_tree_add_frames(struct flame_tree *t, const json_t *reply);
 
 /* Sets each node's width to the sum, over the stacks through it, of the
  * larger of its two times, FLAME_BEFORE's times before_scale (the ratio of

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The flame graph of a selection, as offcpuctl flamegraph and dump --format
- * svg write it: the stacks and the timeline asked of the daemon, the graph
- * drawn here (the daemon never builds SVGs). */
+ * svg write it: the tree of frames (Flame) and the timeline asked of the
+ * daemon, the graph drawn here (the daemon never builds SVGs). */
 #ifndef SELECTION_FLAMEGRAPH_H
 #define SELECTION_FLAMEGRAPH_H
 
@@ -23,7 +23,7 @@ struct flamegraph_written {
     uint64_t total_ns;
 };
 
-/* Asks for params' stacks (params gains group_by state for SVG_COLOR_STATES)
+/* Asks for params' tree of frames (params gains group_by state for SVG_COLOR_STATES)
  * and writes the SVG to out. Returns an exit code after a one-line message. */
 int selection_flamegraph(const struct globals *g, json_t *params,
                          const struct flamegraph_request *req, FILE *out,

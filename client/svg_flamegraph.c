@@ -262,12 +262,17 @@ static size_t layout_bytes(const struct flame_tree *t, const struct svg_flamegra
     return bytes;
 }
 
+double svg_flamegraph_share(double px)
+{
+    return px / FRAMES_W;
+}
+
 /* Frames narrower than o->min_px merged, and more until they are at most
  * o->max_frames and their text fits o->max_bytes (C++ names can be long). */
 static int lay_out(const struct flame_tree *t, const struct svg_flamegraph *o,
                    struct flame_layout *l)
 {
-    uint64_t min_ns = (uint64_t)ceil(o->min_px / FRAMES_W * t->nodes[0].width);
+    uint64_t min_ns = (uint64_t)ceil(svg_flamegraph_share(o->min_px) * t->nodes[0].width);
     size_t max_frames = o->max_frames;
 
     for (;;) {

@@ -34,6 +34,9 @@ struct svg_flamegraph {
 /* the frames of the whole machine in under 10 MB, with room for the rest */
 #define SVG_MAX_BYTES (9u << 20)
 
+/* The share of the whole time a frame px pixels wide stands for. */
+double svg_flamegraph_share(double px);
+
 /* Returns 0, or -errno (-ENOMEM; -EIO when f could not be written). */
 int svg_flamegraph_write(FILE *f, const struct flame_tree *t, const struct svg_flamegraph *o);
 

@@ -19,6 +19,7 @@
 #include "name_escape.h"
 #include "protocol.h"
 #include "query.h"
+#include "query_flame.h"
 #include "query_timeline.h"
 #include "ring_budget.h"
 #include "drain.h"
@@ -366,6 +367,37 @@ static json_t *out_of_memory(void)
                         json_pack("{s:s}", "reason", "out of memory running the query"));
 }
 
+/* Runs the query params ask for, with extra_group_by added to its group_by:
+ * NULL and its rows in *res, or the error to answer instead. q->cgroup points
+ * into cgroup. */
+static json_t *run_query(struct daemon *d, const struct peer *peer, json_t *params,
+                         unsigned extra_group_by, struct query *q, struct query_result *res,
+                         char *cgroup, size_t cgroup_size)
+{
+    json_t *err = prepare_query(d, peer, params, q, cgroup, cgroup_size);
+
+    if (err)
+        return err;
+    q->group_by |= extra_group_by;
+    if (query_run(&d->ring, q, res) < 0)
+        return out_of_memory();
+    err = refusal(d, peer, params, q, res->n, res->withheld, res->snapshots);
+    if (err)
+        query_result_done(res);
+    return err;
+}
+
+/* What every answer to a query says besides its rows: its window and notes. */
+static json_t *query_answer(struct daemon *d, const struct query *q, const struct query_result *res)
+{
+    json_t *reply = json_pack("{s:I, s:I, s:I}", "start_ns", (json_int_t)res->start_ns, "end_ns",
+                              (json_int_t)res->end_ns, "snapshots", (json_int_t)res->snapshots);
+
+    json_object_update_new(reply, answer_notes(d, q, res->withheld));
+    add_idle_ns(reply, q, res->idle_ns);
+    return reply;
+}
+
 /* Dump and Top: the query's rows under name. extra_group_by: what the method
  * adds to the query's group_by. */
 static json_t *query_reply(struct daemon *d, const struct peer *peer, json_t *params,
@@ -376,29 +408,97 @@ static json_t *query_reply(struct daemon *d, const struct peer *peer, json_t *pa
     char cgroup[PATH_MAX];
     json_t *err, *rows, *reply;
 
-    err = prepare_query(d, peer, params, &q, cgroup, sizeof(cgroup));
+    err = run_query(d, peer, params, extra_group_by, &q, &res, cgroup, sizeof(cgroup));
     if (err)
         return err;
-    q.group_by |= extra_group_by;
-    if (query_run(&d->ring, &q, &res) < 0)
-        return out_of_memory();
-    err = refusal(d, peer, params, &q, res.n, res.withheld, res.snapshots);
-    if (err) {
-        query_result_done(&res);
-        return err;
-    }
     rows = json_array();
     for (size_t i = 0; i < res.n; i++)
         json_array_append_new(rows, row_json(&d->ring.intern, &res.rows[i], q.group_by));
-    reply = json_pack("{s:I, s:I, s:I, s:o}", "start_ns", (json_int_t)res.start_ns, "end_ns",
-                      (json_int_t)res.end_ns, "snapshots", (json_int_t)res.snapshots, name, rows);
+    reply = query_answer(d, &q, &res);
+    json_object_set_new(reply, name, rows);
     if (q.limit)
         json_object_set_new(reply, "stacks_total", json_integer((json_int_t)res.stacks));
-    json_object_update_new(reply, answer_notes(d, &q, res.withheld));
-    add_idle_ns(reply, &q, res.idle_ns);
     err = vl_reply_new(reply, false);
     query_result_done(&res);
     return err;
+}
+
+static const char *const flame_kind_names[] = {
+    [FLAME_FRAME_ROOT] = "root",     [FLAME_FRAME_COMM] = "comm",
+    [FLAME_FRAME_USER] = "user",     [FLAME_FRAME_SEPARATOR] = "separator",
+    [FLAME_FRAME_KERNEL] = "kernel", [FLAME_FRAME_NARROW] = "narrow",
+};
+
+static json_t *flame_name_json(const struct intern *in, const struct flame_frame *f)
+{
+    switch (f->kind) {
+    case FLAME_FRAME_ROOT:
+        return json_string("all");
+    case FLAME_FRAME_SEPARATOR:
+        return json_string("-");
+    case FLAME_FRAME_NARROW:
+        return json_string("");
+    default:
+        return f->name == FLAME_NAME_KERNEL_COLLAPSED ? json_string(FRAME_MARK_KERNEL)
+                                                      : name_json(intern_string_get(in, f->name));
+    }
+}
+
+static json_t *flame_frame_json(const struct intern *in, const struct flame_result *res, size_t i)
+{
+    const struct flame_frame *f = &res->frames[i];
+    json_t *o = json_pack("{s:I, s:o, s:s, s:I}", "parent", i ? (json_int_t)f->parent : -1, "name",
+                          flame_name_json(in, f), "kind", flame_kind_names[f->kind], "total_ns",
+                          (json_int_t)f->ns);
+
+    if (f->kind == FLAME_FRAME_NARROW)
+        json_object_set_new(o, "merged", json_integer(f->merged));
+    if (res->state_ns) {
+        json_t *states = json_object();
+
+        for (size_t s = 0; s < TIMELINE_STATES; s++)
+            if (res->state_ns[i][s])
+                json_object_set_new(states, (char[]){PROTOCOL_STATES[s], '\0'},
+                                    json_integer((json_int_t)res->state_ns[i][s]));
+        json_object_set_new(o, "state_ns", states);
+    }
+    return o;
+}
+
+/* Dump's stacks merged into the tree a flame graph draws: offcpuctl
+ * flamegraph. */
+static json_t *method_flame(void *userdata, const struct peer *peer, json_t *params)
+{
+    struct daemon *d = userdata;
+    json_int_t min_ppb = 0, max_frames = 0;
+    struct flame_result flame;
+    struct query q;
+    struct query_result res;
+    char cgroup[PATH_MAX];
+    json_t *err, *frames, *reply;
+
+    if (get_int(params, "min_width_ppb", &min_ppb) &&
+        (min_ppb < 0 || (uint64_t)min_ppb > FLAME_PPB))
+        return vl_invalid_parameter("min_width_ppb");
+    if (get_int(params, "max_frames", &max_frames) && max_frames < 0)
+        return vl_invalid_parameter("max_frames");
+    err = run_query(d, peer, params, 0, &q, &res, cgroup, sizeof(cgroup));
+    if (err)
+        return err;
+    if (query_flame(&res, &d->ring.intern, q.group_by & GROUP_BY_STATE, (uint64_t)min_ppb,
+                    (size_t)max_frames, &flame) < 0) {
+        query_result_done(&res);
+        return out_of_memory();
+    }
+    frames = json_array();
+    for (size_t i = 0; i < flame.n; i++)
+        json_array_append_new(frames, flame_frame_json(&d->ring.intern, &flame, i));
+    reply = query_answer(d, &q, &res);
+    json_object_set_new(reply, "stacks", json_integer((json_int_t)res.n));
+    json_object_set_new(reply, "frames", frames);
+    flame_result_done(&flame);
+    query_result_done(&res);
+    return vl_reply_new(reply, false);
 }
 
 static json_t *method_dump(void *userdata, const struct peer *peer, json_t *params)
@@ -775,6 +875,14 @@ static const struct vl_param dump_params[] = {
     {"histograms", VL_BOOL, false},
     {NULL, 0, false},
 };
+static const struct vl_param flame_params[] = {
+    SELECTION_PARAMS,
+    {"min_total_ns", VL_INT, false},
+    {"group_by", VL_STRING_ARRAY, false},
+    {"min_width_ppb", VL_INT, false},
+    {"max_frames", VL_INT, false},
+    {NULL, 0, false},
+};
 static const struct vl_param top_params[] = {
     SELECTION_PARAMS,
     {"group_by", VL_STRING_ARRAY, false},
@@ -802,6 +910,7 @@ static const struct vl_param no_params[] = {{NULL, 0, false}};
 
 const struct vl_method api_methods[] = {
     {"io.offcpud.Dump", dump_params, ACCESS_OWN, method_dump},
+    {"io.offcpud.Flame", flame_params, ACCESS_OWN, method_flame},
     {"io.offcpud.Timeline", timeline_params, ACCESS_OWN, method_timeline},
     {"io.offcpud.Status", no_params, ACCESS_OWN, method_status},
     {"io.offcpud.Stuck", stuck_params, ACCESS_OWN, method_stuck},

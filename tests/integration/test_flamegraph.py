@@ -141,3 +141,77 @@ def test_no_file_left_on_error(daemon, tmp_path):
 
 def test_json_needs_a_file(daemon):
     assert_fails(daemon, ("--json", "flamegraph"), 2, "--json needs -o FILE")
+
+
+def tree_of(stacks, by_state=False):
+    """{path: ns} of every frame, as offcpuctl merges a Dump's stacks: the thread name, the
+    user frames root first, "-", the kernel frames; by_state: {path: {state: ns}}."""
+    tree = {}
+    for s in stacks:
+        path = ("all",)
+        for name in (None, s["comm"], *s["user"], "-", *s["kernel"]):
+            path = path if name is None else path + (name,)
+            if by_state:
+                states = tree.setdefault(path, {})
+                states[s["state"]] = states.get(s["state"], 0) + s["total_ns"]
+            else:
+                tree[path] = tree.get(path, 0) + s["total_ns"]
+    return tree
+
+
+@pytest.mark.parametrize("min_px, by_state, max_frames", [
+    (0, False, 0), (0.1, False, 0), (0.1, True, 0), (5, False, 0), (0, False, 20)])
+def test_daemon_tree_is_the_dumps(daemon, sleep_and_pipe, min_px, by_state, max_frames):
+    """The daemon merges the stacks a flame graph draws (Flame): its tree is the one the
+    client built from Dump's stacks, frame by frame, and the frames narrower than asked
+    (or than the widest max_frames) are summed per parent, with their number, never
+    dropped."""
+    _, reply, _ = sleep_and_pipe
+    # the whole machine over the fixed window: many stacks, of every process of the suite
+    window = {"start_ns": reply["start_ns"] + 1000, "end_ns": reply["end_ns"] + 1000}
+    group_by = {"group_by": ["state"]} if by_state else {}
+    dump = daemon.call("io.offcpud.Dump", {**window, **group_by})["parameters"]["stacks"]
+    ppb = int(min_px / 1180 * 1e9)  # the graph is 1180 pixels wide
+    flame = daemon.call("io.offcpud.Flame", {**window, **group_by, "min_width_ppb": ppb,
+                                             "max_frames": max_frames})
+    flame = flame["parameters"]
+    assert flame["stacks"] == len(dump) and len(dump) > 50, (flame["stacks"], len(dump))
+
+    truth = tree_of(dump)
+    min_ns = truth[("all",)] * ppb // 10**9
+    widths = sorted((ns for ns in truth.values() if ns >= min_ns), reverse=True)
+    if max_frames and len(widths) > max_frames:
+        min_ns = widths[max_frames] + 1
+    paths, kept, narrow = [], {}, {}
+    for f in flame["frames"]:
+        path = (f["name"],) if f["parent"] < 0 else paths[f["parent"]] + (f["name"],)
+        paths.append(path)
+        if f["kind"] == "narrow":
+            narrow[path[:-1]] = (f["merged"], f["total_ns"])
+        else:
+            assert path not in kept, f"{path} twice"
+            kept[path] = f
+    assert {p: f["total_ns"] for p, f in kept.items()} == \
+        {p: ns for p, ns in truth.items() if ns >= min_ns}
+    expect = {}
+    for p, ns in truth.items():
+        if len(p) > 1 and ns < min_ns and truth[p[:-1]] >= min_ns:
+            count, total = expect.get(p[:-1], (0, 0))
+            expect[p[:-1]] = (count + 1, total + ns)
+    assert narrow == expect
+    assert (min_px > 0 or max_frames > 0) == bool(narrow), "frames summed only where asked"
+    assert not max_frames or len(kept) <= max_frames
+    if by_state:
+        states = tree_of(dump, by_state=True)
+        assert all(f["state_ns"] == states[p] for p, f in kept.items())
+    kinds = {p: f["kind"] for p, f in kept.items()}
+    assert kinds[("all",)] == "root"
+    some = max(dump, key=lambda s: s["total_ns"])
+    path = ("all", some["comm"], *some["user"], "-", *some["kernel"])
+    assert [kinds[path[:i]] for i in range(2, len(path) + 1)] == \
+        ["comm", *["user"] * len(some["user"]), "separator", *["kernel"] * len(some["kernel"])]
+
+
+def test_flame_bad_width(daemon):
+    reply = daemon.call("io.offcpud.Flame", {"min_width_ppb": 2 * 10**9})
+    assert reply.get("error") == "org.varlink.service.InvalidParameter", reply
