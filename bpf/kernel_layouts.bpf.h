@@ -34,4 +34,20 @@ static __always_inline __u64 mm_flags_offset(void)
     return bpf_core_field_offset(struct mm_struct___flags_bitmap, flags);
 }
 
+/* The first word of mm->flags into *flags; false if it could not be read.
+ * btf: mm came through a BTF pointer, and is read directly (a load the JIT
+ * guards, no helper call: this runs at every switch-out); else it is a
+ * plain address, read by bpf_probe_read_kernel. */
+static __always_inline bool mm_flags_of(const struct mm_struct *mm, const bool btf,
+                                        unsigned long *flags)
+{
+    if (!btf)
+        return !bpf_probe_read_kernel(flags, sizeof(*flags), (const void *)mm + mm_flags_offset());
+    if (bpf_core_field_exists(((struct mm_struct___flags_word *)0)->flags))
+        *flags = ((const struct mm_struct___flags_word *)mm)->flags;
+    else
+        *flags = ((const struct mm_struct___flags_bitmap *)mm)->flags.first_word;
+    return true;
+}
+
 #endif

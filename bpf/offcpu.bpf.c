@@ -95,7 +95,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
         so->exec_id = (__u32)TASK_FIELD(btf, prev, self_exec_id);
         so->kthread = !!(flags & PF_KTHREAD);
         so->uid = owner_of(TASK_FIELD(btf, cred, uid.val), TASK_FIELD(btf, cred, euid.val),
-                           TASK_FIELD(btf, cred, suid.val), TASK_FIELD(btf, prev, mm));
+                           TASK_FIELD(btf, cred, suid.val), TASK_FIELD(btf, prev, mm), btf);
 
         if (btf) {
             so->cgroup_id = prev->cgroups->dfl_cgrp->kn->id;
@@ -116,8 +116,9 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
             fingerprint_of(&so->fp, cur, so->state);
             so->mm = (__u64)TASK_FIELD(btf, prev, mm);
             so->has_regs = true;
+            /* cur is trusted: read directly, no helper call */
             so->in_exec = bpf_core_field_exists(cur->in_execve) &&
-                          BPF_CORE_READ_BITFIELD_PROBED(cur, in_execve);
+                          BPF_CORE_READ_BITFIELD(cur, in_execve);
             so->cacheable = btf && stack_cache && !preempt && !so->in_exec &&
                             so->state != OFFCPU_STATE_UNINTERRUPTIBLE;
         }
@@ -260,7 +261,7 @@ static __always_inline int on_wakeup_new(struct task_struct *p, const bool btf)
     rec->id.kthread = !!(flags & PF_KTHREAD);
     rec->id.exec_id = (__u32)TASK_FIELD(btf, p, self_exec_id);
     rec->id.uid = owner_of(TASK_FIELD(btf, cred, uid.val), TASK_FIELD(btf, cred, euid.val),
-                           TASK_FIELD(btf, cred, suid.val), TASK_FIELD(btf, p, mm));
+                           TASK_FIELD(btf, cred, suid.val), TASK_FIELD(btf, p, mm), btf);
     if (btf) {
         rec->id.cgroup_id = p->cgroups->dfl_cgrp->kn->id;
         *(__u64 *)&rec->id.comm[0] = *(__u64 *)&p->comm[0];

@@ -59,11 +59,34 @@ static __always_inline bool fingerprint_equal(const struct fingerprint *a,
            a->state == b->state;
 }
 
-/* Of a cache hit: is it walked all the same, to check the cache? */
-static __always_inline bool cache_check_hit(const bool waker)
+/*
+ * A place's checks back off: one hit in 2^check_shift at a new place (the
+ * knob), half as often after each check that found the same stacks, down to
+ * one in 2^(check_shift + CHECK_BACKOFF). A check is a whole walk, and a
+ * task that blocks at one place all day (a server's accept, a worker's
+ * queue) would pay for one in 64 of its blocks for ever; a place where the
+ * fingerprint misleads is most likely found in its first checks. With
+ * check_shift 0 (every hit checked) nothing backs off.
+ */
+#define CHECK_BACKOFF 4
+
+static __always_inline __u32 check_shift_new(void)
+{
+    return check_shift;
+}
+
+/* After a check at a place found the same stacks: its next come later. */
+static __always_inline __u32 check_shift_after_agreeing(__u32 shift)
+{
+    return check_shift && shift < check_shift + CHECK_BACKOFF ? shift + 1 : shift;
+}
+
+/* Of a cache hit at a place checked one time in 2^shift: is it walked all
+ * the same, to check the cache? */
+static __always_inline bool cache_check_hit(const bool waker, __u32 shift)
 {
     stat_add(waker ? OFFCPU_STAT_WAKER_CACHE_HITS : OFFCPU_STAT_CACHE_HITS, 1);
-    if (bpf_get_prandom_u32() & ((1U << check_shift) - 1))
+    if (bpf_get_prandom_u32() & ((1U << (shift & 31)) - 1))
         return false;
     stat_add(waker ? OFFCPU_STAT_WAKER_CACHE_CHECKS : OFFCPU_STAT_CACHE_CHECKS, 1);
     return true;

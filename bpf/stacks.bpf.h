@@ -186,14 +186,18 @@ static __always_inline __u32 stacks_at(void *ctx, struct place *places, const __
         }
     }
     p = &places[i & (n - 1)];
-    if (hit && !cache_check_hit(waker))
+    if (hit && !cache_check_hit(waker, p->check_shift))
         return i;
     user = p->user_hash;
     kernel = p->kernel_hash;
     final = walk_stacks(ctx, p, so, waker);
     *walked = true;
-    if (hit && cache_mismatch(final, user, kernel, p->user_hash, p->kernel_hash, waker))
+    if (!hit)
+        p->check_shift = check_shift_new();
+    else if (cache_mismatch(final, user, kernel, p->user_hash, p->kernel_hash, waker))
         *uncached = 1;
+    else if (final)
+        p->check_shift = check_shift_after_agreeing(p->check_shift);
     p->fp = so->fp;
     p->fp.valid = so->cacheable && final;
     return i;

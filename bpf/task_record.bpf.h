@@ -53,6 +53,7 @@ struct place {
     __u64 kernel_hash; /* or OFFCPU_STACK_MISSED */
     __u32 stored_gen;  /* gen + 1 when both stacks are known to be in that gen's map */
     __u32 walked;      /* enum unwind_result of the user stack's walk */
+    __u32 check_shift; /* a hit here is walked all the same one time in 2^check_shift */
     struct offcpu_stack ustack;
     struct kernel_stack kstack;
 };
@@ -116,9 +117,11 @@ static __always_inline __u32 state_of(bool preempt, unsigned int prev_state)
  * Whose a record is, as ptrace would judge it: a task's real uid, if its
  * effective and saved uids are the same and it is dumpable; otherwise no
  * member's (a setuid program such as su runs with the member's real uid but
- * holds what is not theirs). A kernel thread (no mm) is root's.
+ * holds what is not theirs). A kernel thread (no mm) is root's. btf: mm
+ * came through a BTF pointer (mm_flags_of).
  */
-static __always_inline __u32 owner_of(__u32 uid, __u32 euid, __u32 suid, const struct mm_struct *mm)
+static __always_inline __u32 owner_of(__u32 uid, __u32 euid, __u32 suid, const struct mm_struct *mm,
+                                      const bool btf)
 {
     unsigned long mm_flags = 0;
 
@@ -126,7 +129,7 @@ static __always_inline __u32 owner_of(__u32 uid, __u32 euid, __u32 suid, const s
         return OFFCPU_UID_UNKNOWN;
     if (!mm)
         return uid;
-    if (bpf_probe_read_kernel(&mm_flags, sizeof(mm_flags), (const void *)mm + mm_flags_offset()))
+    if (!mm_flags_of(mm, btf, &mm_flags))
         return OFFCPU_UID_UNKNOWN;
     return (mm_flags & MMF_DUMPABLE_MASK) == SUID_DUMP_USER ? uid : OFFCPU_UID_UNKNOWN;
 }

@@ -195,8 +195,10 @@ static __always_inline void current_waker(struct offcpu_wake_key *k, struct task
     k->exec_id = (__u32)cur->self_exec_id;
     k->kthread = !!(cur->flags & PF_KTHREAD);
     k->uid = owner_of(cur->real_cred->uid.val, cur->real_cred->euid.val, cur->real_cred->suid.val,
-                      cur->mm);
-    bpf_get_current_comm(k->comm, sizeof(k->comm));
+                      cur->mm, true);
+    /* cur is trusted: read directly, no helper call */
+    *(__u64 *)&k->comm[0] = *(__u64 *)&cur->comm[0];
+    *(__u64 *)&k->comm[8] = *(__u64 *)&cur->comm[8];
 }
 
 /* Charges the pair; a new one past the woken cgroup's share goes to its

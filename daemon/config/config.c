@@ -167,7 +167,7 @@ const struct config_key config_keys[] = {
     {.name = "stack-cache-check",
      .arg = "N",
      .def = "64",
-     .help = "check one stack cache hit in N",
+     .help = "check one stack cache hit in N at a new place (backing off to 1 in 16N)",
      .parse = config_parse_pow2,
      FIELD(collector.cache_check_shift),
      .min = 1,

@@ -74,6 +74,44 @@ def test_cache_checks_counted(start_daemon, tmp_path):
     assert any("block_in_nanosleep_100x10ms" in u for u, _, _ in rows), rows.keys()
 
 
+def test_checks_back_off_where_stacks_agree(start_daemon, tmp_path):
+    """A place whose checks keep finding the stacks the cache has is checked less and
+    less often: one hit in 8 at first (stack-cache-check = 8), half as often after each
+    check that agreed, down to one in 128 (a check is a whole walk)."""
+    conf = tmp_path / "offcpud.conf"
+    conf.write_text("stack-cache-check = 8\n")
+    d = start_daemon("--interval", "200ms", "--config", str(conf))
+    before = collector(d)["collector"]
+    truth = run_workload("alike_callers", "--blocks", "3000", "--callers", "1")
+    after = collector(d)["collector"]
+    hits = after["stack_cache_hits"] - before["stack_cache_hits"]
+    checks = after["stack_cache_checks"] - before["stack_cache_checks"]
+    assert truth["left"] == 3000 and hits >= 2900, (hits, after)
+    # one in 8 throughout would be ~375 of the workload's alone; backing off, ~30 (the
+    # machine's other tasks add theirs, each place starting at one in 8)
+    assert 4 <= checks <= hits / 20, (checks, hits)
+
+
+def test_alike_places_told_apart(start_daemon, tmp_path):
+    """Blocks from two callers that leave the same fingerprint (alike_callers): the
+    checks find the cached stacks wrong, and from then on the thread is walked at every
+    block, so that each caller's blocks are its own."""
+    conf = tmp_path / "offcpud.conf"
+    conf.write_text("stack-cache-check = 2\n")
+    d = start_daemon("--interval", "200ms", "--config", str(conf))
+    before = collector(d)["collector"]
+    truth = run_workload("alike_callers", "--blocks", "400")
+    after = collector(d)["collector"]
+    rows = dump_by_stack(d, truth["pid"])
+    counts = {side: sum(r["count"] for (user, _, _), r in rows.items()
+                        if any(f.startswith(f"from_{side}") for f in user))
+              for side in ("left", "right")}
+    # the blocks before the first check that met the other caller went to the wrong one
+    for side in ("left", "right"):
+        assert abs(counts[side] - truth[side]) <= 20, (counts, truth)
+    assert after["stack_cache_mismatches"] > before["stack_cache_mismatches"], after
+
+
 def test_kernel_threads_left_out(start_daemon, tmp_path):
     conf = tmp_path / "offcpud.conf"
     conf.write_text("trace-kernel-threads = no\n")
