@@ -117,8 +117,8 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
             so->mm = (__u64)TASK_FIELD(btf, prev, mm);
             so->has_regs = true;
             /* cur is trusted: read directly, no helper call */
-            so->in_exec = bpf_core_field_exists(cur->in_execve) &&
-                          BPF_CORE_READ_BITFIELD(cur, in_execve);
+            so->in_exec =
+                bpf_core_field_exists(cur->in_execve) && BPF_CORE_READ_BITFIELD(cur, in_execve);
             so->cacheable = btf && stack_cache && !preempt && !so->in_exec &&
                             so->state != OFFCPU_STATE_UNINTERRUPTIBLE;
         }
