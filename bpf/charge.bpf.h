@@ -50,41 +50,78 @@ static __always_inline __u32 hist_bucket(__u64 ns)
     return b < OFFCPU_HIST_BUCKETS ? b : OFFCPU_HIST_BUCKETS - 1;
 }
 
+/* The key charge() builds, per CPU and slot (enum in stacks.bpf.h, as the
+ * scratch stacks): on the BPF stack it would leave the deepest callers past
+ * the 512 bytes 6.1 allows a program and the functions it calls together. */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 4);
+    __type(key, __u32);
+    __type(value, struct offcpu_key);
+} charge_keys SEC(".maps");
+
+static __always_inline bool key_equal(const struct offcpu_key *a, const struct offcpu_key *b)
+{
+    const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
+
+    for (int i = 0; i < sizeof(*a) / sizeof(__u64); i++)
+        if (x[i] != y[i])
+            return false;
+    return true;
+}
+
 /*
  * Add [ts, now) of a task to the current generation, [woken, now) of it as
  * run-queue time. period: at a switch-in, the whole off-CPU period that ends
  * (one more blocking episode, of that length); 0 while the task is still
- * blocked. stored_gen: the place's own (NULL for a copy), to store its stacks
- * only once per generation.
+ * blocked. own: p when it is the task's own place (NULL for a copy): its
+ * stacks are stored only once per generation, and the entry it was charged
+ * to is found again by index while the key is the same.
  */
 static __always_inline void charge(const struct rec_ident *id, const struct place *p,
-                                   __u32 *stored_gen, __u32 tgid, __u32 tid, __u64 ts, __u64 woken,
+                                   struct place *own, __u32 tgid, __u32 tid, __u64 ts, __u64 woken,
                                    __u64 now, __u64 period, __u32 slot)
 {
-    struct offcpu_value *val;
-    struct offcpu_key key = {};
+    struct offcpu_value *val = NULL;
+    struct offcpu_key *key;
     __u64 delta = now > ts ? now - ts : 0, runq = runq_part(ts, woken, now);
-    __u32 flips = gen, g = flips & 1;
-    void *agg, *stk;
+    __u32 flips = gen, g = flips & 1, index = 0;
+    void *agg, *vals, *stk;
 
     agg = bpf_map_lookup_elem(&aggs, &g);
+    vals = agg_values_of(g);
     stk = bpf_map_lookup_elem(&stacks, &g);
-    if (!agg || !stk)
+    key = bpf_map_lookup_elem(&charge_keys, &slot);
+    if (!agg || !vals || !stk || !key)
         return;
+    __builtin_memset(key, 0, sizeof(*key));
 
-    key.cgroup_id = id->cgroup_id;
-    key.tgid = tgid;
-    key.tid = tid;
-    key.state = id->state;
-    key.kthread = id->kthread;
-    key.uid = id->uid;
-    key.exec_id = id->exec_id;
-    __builtin_memcpy(key.comm, id->comm, sizeof(key.comm));
-    store_place(stk, p, stored_gen, slot, id->cgroup_id, flips, &key.user_stack, &key.kernel_stack);
+    key->cgroup_id = id->cgroup_id;
+    key->tgid = tgid;
+    key->tid = tid;
+    key->state = id->state;
+    key->kthread = id->kthread;
+    key->uid = id->uid;
+    key->exec_id = id->exec_id;
+    __builtin_memcpy(key->comm, id->comm, sizeof(key->comm));
+    store_place(stk, p, own ? &own->stored_gen : NULL, slot, id->cgroup_id, flips, &key->user_stack,
+                &key->kernel_stack);
 
-    val = bpf_map_lookup_elem(agg, &key);
-    if (!val)
-        val = new_entry(agg, &key, flips);
+    if (own && own->agg.gen1 == flips + 1 && key_equal(&own->agg.key, key))
+        val = agg_value_at(g, &own->agg.index);
+    if (!val) {
+        if (own) {
+            own->agg.gen1 = 0;
+            own->agg.key = *key; /* new_entry may change it (over budget) */
+        }
+        val = find_entry(agg, vals, key, &index);
+        if (!val)
+            val = new_entry(agg, vals, key, flips, &index);
+        if (own && val) {
+            own->agg.index = index;
+            own->agg.gen1 = flips + 1;
+        }
+    }
     if (!val) {
         stat_add(OFFCPU_STAT_AGG_MAP_FULL, 1);
         stat_add(OFFCPU_STAT_AGG_LOST_NS, delta);
@@ -190,8 +227,8 @@ static __always_inline void switch_in(struct task_rec *rec, __u32 tgid, __u32 ti
     }
     now = bpf_ktime_get_ns();
     /* since, not ts: charge_blocked moves ts at each flip */
-    charge(&rec->id, p, &p->stored_gen, tgid, tid, ts, rec->woken, now,
-           now > rec->since ? now - rec->since : 1, SCRATCH_SWITCH);
+    charge(&rec->id, p, p, tgid, tid, ts, rec->woken, now, now > rec->since ? now - rec->since : 1,
+           SCRATCH_SWITCH);
 }
 
 #endif

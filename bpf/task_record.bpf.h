@@ -47,6 +47,14 @@ struct kernel_stack {
 
 #define PLACES 2
 
+/* The aggregate entry a place was last charged to (charge.bpf.h): in the
+ * generation flips + 1 = gen1, at index, for key. */
+struct agg_cache {
+    __u32 gen1;
+    __u32 index;
+    struct offcpu_key key;
+};
+
 struct place {
     struct fingerprint fp;
     __u64 user_hash;   /* or OFFCPU_STACK_MISSED */
@@ -54,6 +62,7 @@ struct place {
     __u32 stored_gen;  /* gen + 1 when both stacks are known to be in that gen's map */
     __u32 walked;      /* enum unwind_result of the user stack's walk */
     __u32 check_shift; /* a hit here is walked all the same one time in 2^check_shift */
+    struct agg_cache agg;
     struct offcpu_stack ustack;
     struct kernel_stack kstack;
 };

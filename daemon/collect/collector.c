@@ -41,6 +41,10 @@ struct collector {
     struct unwind_worker *unwind;          /* NULL with unwind = frame-pointer */
     struct offcpu_unwind_row *rows;        /* unwind_rows, mapped */
     size_t rows_size;
+    /* agg_values0 and 1, mapped: the values the aggregate maps' keys index */
+    const struct offcpu_value *agg_values[2];
+    size_t agg_values_size;
+    uint32_t *agg_index; /* a drain's indexes, beside its keys */
     const char *missing; /* a part that runs without what it needs, and why; NULL: none */
 };
 
@@ -74,6 +78,23 @@ static uint32_t unwind_rows_max(const struct collector_options *o)
  * after this: what is not read within STARTUP_TABLES_NS (a host of many
  * processes, a file that takes long to read) is left to the thread, which
  * reads every table again once the programs are attached. */
+/* The aggregates' values, read where the programs write them: a drain takes
+ * those its keys name, not the whole arrays. */
+static int map_agg_values(struct collector *c)
+{
+    const struct bpf_map *maps[2] = {c->skel->maps.agg_values0, c->skel->maps.agg_values1};
+
+    c->agg_values_size = (size_t)c->agg_cap * sizeof(struct offcpu_value);
+    for (int g = 0; g < 2; g++) {
+        void *p = mmap(NULL, c->agg_values_size, PROT_READ, MAP_SHARED, bpf_map__fd(maps[g]), 0);
+
+        if (p == MAP_FAILED)
+            return -errno;
+        c->agg_values[g] = p;
+    }
+    return 0;
+}
+
 static int open_unwind_tables(struct collector *c, const struct collector_options *o)
 {
     struct unwind_tables *t;
@@ -172,6 +193,8 @@ static int open_skeleton(const struct collector_options *o, const int *cgroup_fd
         return -errno;
     bpf_map__set_max_entries(skel->maps.agg0, o->agg_entries);
     bpf_map__set_max_entries(skel->maps.agg1, o->agg_entries);
+    bpf_map__set_max_entries(skel->maps.agg_values0, o->agg_entries);
+    bpf_map__set_max_entries(skel->maps.agg_values1, o->agg_entries);
     bpf_map__set_max_entries(skel->maps.stacks0, o->stack_entries);
     bpf_map__set_max_entries(skel->maps.stacks1, o->stack_entries);
     /* off, the maps stay (the programs that are loaded name them) but hold one */
@@ -338,14 +361,15 @@ int collector_open(const struct collector_options *o, const int *trace_cgroup_fd
     c->stack_cap = o->stack_entries;
     c->d.keys = calloc(c->agg_cap, sizeof(*c->d.keys));
     c->d.values = calloc(c->agg_cap, sizeof(*c->d.values));
+    c->agg_index = calloc(c->agg_cap, sizeof(*c->agg_index));
     c->d.stacks = calloc(c->stack_cap, sizeof(*c->d.stacks));
     c->d.stack_hashes = calloc(c->stack_cap, sizeof(*c->d.stack_hashes));
     c->d.index = calloc(c->stack_cap, sizeof(*c->d.index));
     c->wake_cap = o->wakers ? o->agg_entries : 0;
     c->d.wake_keys = calloc(c->wake_cap ?: 1, sizeof(*c->d.wake_keys));
     c->d.wake_values = calloc(c->wake_cap ?: 1, sizeof(*c->d.wake_values));
-    if (c->ncpus <= 0 || !c->d.keys || !c->d.values || !c->d.stacks || !c->d.stack_hashes ||
-        !c->d.index || !c->d.wake_keys || !c->d.wake_values) {
+    if (c->ncpus <= 0 || !c->d.keys || !c->d.values || !c->agg_index || !c->d.stacks ||
+        !c->d.stack_hashes || !c->d.index || !c->d.wake_keys || !c->d.wake_values) {
         collector_free(c);
         return -ENOMEM;
     }
@@ -355,6 +379,8 @@ int collector_open(const struct collector_options *o, const int *trace_cgroup_fd
         log_warning("membarrier(MEMBARRIER_CMD_GLOBAL) unavailable (nohz_full?): "
                     "waiting 20ms after each flip instead of an RCU grace period");
     r = load_and_attach(c, o, trace_cgroup_fds, ntrace_cgroups);
+    if (r == 0)
+        r = map_agg_values(c);
     if (r < 0) {
         collector_free(c);
         return r;
@@ -371,6 +397,10 @@ struct collector *collector_free(struct collector *c)
     unwind_worker_stop(c->unwind); /* before the maps it writes go */
     if (c->rows)
         munmap(c->rows, c->rows_size);
+    for (int g = 0; g < 2; g++)
+        if (c->agg_values[g])
+            munmap((void *)c->agg_values[g], c->agg_values_size);
+    free(c->agg_index);
     offcpu_bpf__destroy(c->skel);
     free(c->d.keys);
     free(c->d.values);
@@ -529,9 +559,14 @@ int collector_flip_and_drain(struct collector *c, struct drained **ret)
         unwind_worker_grace_period(c->unwind);
 
     n = drain_map(bpf_map__fd(old & 1 ? c->skel->maps.agg1 : c->skel->maps.agg0), c->d.keys,
-                  sizeof(*c->d.keys), c->d.values, sizeof(*c->d.values), c->agg_cap);
+                  sizeof(*c->d.keys), c->agg_index, sizeof(*c->agg_index), c->agg_cap);
     if (n < 0)
         return log_error_errno(n, "draining aggregates of generation %u: %s", old, strerror(-n));
+    for (int i = 0; i < n; i++)
+        c->d.values[i] = c->agg_index[i] < c->agg_cap ? c->agg_values[old & 1][c->agg_index[i]]
+                                                      : (struct offcpu_value){0};
+    /* every index of the generation drained is free again */
+    c->skel->bss->agg_used[old & 1] = 0;
     c->d.nwakes = 0;
     if (c->wake_cap) {
         int w = drain_map(bpf_map__fd(old & 1 ? c->skel->maps.wake1 : c->skel->maps.wake0),

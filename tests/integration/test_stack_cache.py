@@ -112,6 +112,22 @@ def test_alike_places_told_apart(start_daemon, tmp_path):
     assert after["stack_cache_mismatches"] > before["stack_cache_mismatches"], after
 
 
+def test_same_place_other_identity(start_daemon, tmp_path):
+    """A thread that blocks at one place, renames itself, and blocks there again: each
+    block is charged to the entry of its own identity. A task that blocks again where
+    it was charged before in the generation adds to that entry by its index, without
+    finding its key; the index is the key's only while the key is the same."""
+    d = start_daemon("--interval", "200ms")
+    truth = run_workload("alike_callers", "--blocks", "600", "--callers", "1",
+                         "--rename-at", "250")
+    reply = d.dump_json("--pid", str(truth["pid"]), "--since", "120s", "--group-by", "state")
+    sleeps = {}
+    for s in reply["stacks"]:
+        if s["state"] == "S" and any("nanosleep" in f for f in s["kernel"]):
+            sleeps[s["comm"]] = sleeps.get(s["comm"], 0) + s["count"]
+    assert sleeps == {"alike_callers": 250, "alike-renamed": 350}, sleeps
+
+
 def test_kernel_threads_left_out(start_daemon, tmp_path):
     conf = tmp_path / "offcpud.conf"
     conf.write_text("trace-kernel-threads = no\n")
