@@ -34,7 +34,10 @@ def test_one_long_wait_apart_from_many_short(daemon):
     truth = run_workload("sleep_and_pipe", "--sleeps", "50", "--writes", "0")
     stacks = hist_json(daemon, "--pid", str(truth["pid"]), "--by", "stack",
                        "--limit", "0")["histograms"]
-    sleeps = [s for s in stacks if "block_in_nanosleep_100x10ms" in s["stack"]]
+    # the sleeps themselves: a busy VM may block the sleeper elsewhere in that function
+    # once (CI: a page fault waiting for the mmap lock)
+    sleeps = [s for s in stacks if "block_in_nanosleep_100x10ms" in s["stack"] and
+              "do_nanosleep" in s["stack"]]
     joins = [s for s in stacks if "pthread_clockjoin" in s["stack"] and s["count"] == 1]
     # (the slack of test_sleeps_fill_one_bucket: a busy VM adds a stray short switch)
     assert len(sleeps) == 1 and \

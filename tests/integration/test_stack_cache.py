@@ -125,7 +125,11 @@ def test_same_place_other_identity(start_daemon, tmp_path):
     for s in reply["stacks"]:
         if s["state"] == "S" and any("nanosleep" in f for f in s["kernel"]):
             sleeps[s["comm"]] = sleeps.get(s["comm"], 0) + s["count"]
-    assert sleeps == {"alike_callers": 250, "alike-renamed": 350}, sleeps
+    # never a renamed block under the old name; a sleep preempted until its timer had
+    # fired never sleeps in S (CI: one of 600 under load)
+    assert set(sleeps) == {"alike_callers", "alike-renamed"}, sleeps
+    assert 245 <= sleeps["alike_callers"] <= 250 and 345 <= sleeps["alike-renamed"] <= 350, \
+        sleeps
 
 
 def test_kernel_threads_left_out(start_daemon, tmp_path):
