@@ -209,10 +209,13 @@ def test_daemon_tree_is_the_dumps(daemon, sleep_and_pipe, min_px, by_state, max_
         assert all(f["state_ns"] == states[p] for p, f in kept.items())
     kinds = {p: f["kind"] for p, f in kept.items()}
     assert kinds[("all",)] == "root"
-    some = max(dump, key=lambda s: s["total_ns"])
-    path = ("all", some["comm"], *some["user"], "-", *some["kernel"])
-    assert [kinds[path[:i]] for i in range(2, len(path) + 1)] == \
-        ["comm", *["user"] * len(some["user"]), "separator", *["kernel"] * len(some["kernel"])]
+    # the largest stack is at least the average: kept whole at 0.1 px of fewer than
+    # 11,800 stacks (5 px or 20 frames may leave part of it out)
+    if min_px <= 0.1 and not max_frames:
+        some = max(dump, key=lambda s: s["total_ns"])
+        path = ("all", some["comm"], *some["user"], "-", *some["kernel"])
+        assert [kinds[path[:i]] for i in range(2, len(path) + 1)] == \
+            ["comm", *["user"] * len(some["user"]), "separator", *["kernel"] * len(some["kernel"])]
 
 
 def test_flame_bad_width(daemon):
