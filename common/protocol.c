@@ -35,6 +35,13 @@ const char *protocol_socket_path(void)
     return env && *env ? env : PROTOCOL_SOCKET_PATH;
 }
 
+unsigned protocol_state_index(char state)
+{
+    const char *p = state ? strchr(PROTOCOL_STATES, state) : NULL;
+
+    return p ? (unsigned)(p - PROTOCOL_STATES) : (unsigned)strlen(PROTOCOL_STATES) - 1;
+}
+
 bool protocol_state_valid(const char *s)
 {
     return s && strlen(s) == 1 && strchr(PROTOCOL_STATES, s[0]);

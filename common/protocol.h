@@ -22,6 +22,9 @@ const char *protocol_socket_path(void);
 
 bool protocol_state_valid(const char *s);
 
+/* Where state is in PROTOCOL_STATES; any other (or none) is the last, '?'. */
+unsigned protocol_state_index(char state);
+
 /* Fields a Dump's stacks may be kept apart by ("group_by"). */
 enum group_by_field {
     GROUP_BY_PID = 1u << 0,

@@ -106,13 +106,6 @@ static struct series *series_get(struct metrics *m, const char *path)
     return s;
 }
 
-int metrics_state_index(char state)
-{
-    const char *p = state ? strchr(PROTOCOL_STATES, state) : NULL;
-
-    return p ? (int)(p - PROTOCOL_STATES) : (int)METRICS_NSTATES - 1; /* '?' */
-}
-
 /* The exported series with the least recent time, and the folded one with
  * the most; NULL when there is none. */
 static void extremes(const struct metrics *m, struct series **least, struct series **most,
@@ -198,7 +191,7 @@ int metrics_add(struct metrics *m, const struct snapshot *snap, const struct int
     for (uint32_t i = 0; i < snap->n; i++) {
         const struct record *r = &snap->records[i];
         struct metrics_counters *c = of[i] && of[i]->exported ? &of[i]->c : &m->other;
-        int st = metrics_state_index(r->state);
+        int st = (int)protocol_state_index(r->state);
 
         c->ns[st] += r->total_ns;
         c->runq_ns[st] += r->runq_ns;

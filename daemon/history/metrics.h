@@ -47,9 +47,6 @@ void metrics_set_max_cgroups(struct metrics *m, uint32_t max_cgroups);
 /* Count what a drained snapshot holds (its strings from in). */
 int metrics_add(struct metrics *m, const struct snapshot *s, const struct intern *in);
 
-/* The index of a task state in PROTOCOL_STATES; '?' for one not there. */
-int metrics_state_index(char state);
-
 /* What a series holds, for the state files: the counters stay monotonic
  * across a restart only if they outlive the process. */
 struct metrics_series_state {

@@ -65,7 +65,7 @@ int metrics_take(struct codec_reader *rd, struct metrics *m)
         !codec_take(rd, letters, nstates) || !codec_take(rd, &nseries, 4))
         return -EBADMSG;
     for (uint32_t st = 0; st < nstates; st++)
-        ours[st] = metrics_state_index(letters[st]);
+        ours[st] = (int)protocol_state_index(letters[st]);
     for (uint32_t i = 0; i < nseries; i++) {
         struct metrics_series_state s = {.cgroup = cgroup};
         uint32_t flags, len;

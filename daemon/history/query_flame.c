@@ -72,13 +72,6 @@ static int path_cmp(const void *a, const void *b)
     return np < nq ? -1 : np > nq;
 }
 
-static unsigned state_index(char state)
-{
-    const char *p = state ? strchr(PROTOCOL_STATES, state) : NULL;
-
-    return p ? (unsigned)(p - PROTOCOL_STATES) : TIMELINE_STATES - 1;
-}
-
 struct emitting {
     struct path *paths;
     bool by_state;
@@ -193,7 +186,7 @@ int query_flame(const struct query_result *rows, const struct intern *in, bool b
         } else {
             p->kernel = intern_stack_get(in, row->kstack, &p->nk);
         }
-        p->state = state_index(row->state);
+        p->state = protocol_state_index(row->state);
         p->ns = row->total_ns;
         total += row->total_ns;
     }

@@ -8,13 +8,6 @@
 #include "array.h"
 #include "macro.h"
 
-static size_t state_index(char state)
-{
-    const char *p = state ? strchr(PROTOCOL_STATES, state) : NULL;
-
-    return p ? (size_t)(p - PROTOCOL_STATES) : TIMELINE_STATES - 1;
-}
-
 /* Time between the snapshots, oldest first: each snapshot starts where the
  * one before ended while the daemon runs, so a hole is time it was stopped.
  * As many as the snapshots at most, which the ring bounds. */
@@ -84,7 +77,7 @@ static void add_records(const struct ring *r, const struct min_wait_item *items,
             continue;
         res->records++;
         if (items[i].w.total_ns)
-            spread(res, snap->start_ns, snap->end_ns, state_index(items[i].rec->state),
+            spread(res, snap->start_ns, snap->end_ns, protocol_state_index(items[i].rec->state),
                    items[i].w.total_ns);
     }
 }
