@@ -285,6 +285,10 @@ static __always_inline int on_wakeup_new(struct task_struct *p, const bool btf)
     rec->woken = now;
     /* Last, so that a record is complete whenever ts is set. */
     rec->ts = now;
+    /* a new process, not a thread: its mappings are its parent's (on_mmap
+     * says since when, so only where it runs) */
+    if (unwind_dwarf && !(flags & PF_KTHREAD) && tid == TASK_FIELD(btf, p, tgid))
+        inherit_table(tid, rec->id.exec_id, (__u64)TASK_FIELD(btf, p, mm));
     return 0;
 }
 

@@ -208,14 +208,22 @@ enum offcpu_announce_kind {
      * first block was in ld.so, loading libraries): read them again, even
      * if just read */
     OFFCPU_ANNOUNCE_MAPPED,
+    /* a new process forked from parent, with a copy of its address space:
+     * on announcements, the parent's mappings are its own, as they were
+     * once the parent last mapped code (code_ns); on unwind_asks, it was
+     * given its parent's unwind table (see inherit_table) */
+    OFFCPU_ANNOUNCE_FORKED,
 };
 
 struct offcpu_announce {
     __u32 tgid;
     __u32 exec_id;
-    __u32 kind; /* enum offcpu_announce_kind */
-    __u32 pad;
-    __u64 mm; /* the address space it is of (struct offcpu_unwind_process.mm) */
+    __u32 kind;   /* enum offcpu_announce_kind */
+    __u32 parent; /* OFFCPU_ANNOUNCE_FORKED: the tgid it was forked from */
+    __u64 mm;     /* the address space it is of (struct offcpu_unwind_process.mm) */
+    /* OFFCPU_ANNOUNCE_FORKED: when the parent last mapped code, as far as
+     * on_mmap saw (CLOCK_MONOTONIC ns; 0: not since it was traced) */
+    __u64 code_ns;
 };
 
 /*

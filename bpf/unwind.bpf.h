@@ -539,6 +539,60 @@ static __always_inline bool has_table(struct walk *w)
     return false;
 }
 
+/*
+ * A process forked (not a thread, not an exec: the child's address space is a
+ * copy of current's) starts with the mappings its parent has. Its parent's
+ * table is copied as its own, so that it is neither asked for nor read from
+ * /proc (a server forking a worker per request, `perf bench sched messaging`:
+ * the daemon read every child's mappings, most of its CPU time there); the
+ * daemon is told on unwind_asks, to hold the files that table names for the
+ * child. Only a table that is whole: of this address space, not asked for
+ * again, no code mapped since it was read. The naming side is told on
+ * announcements in any case, with when the parent last mapped code: its
+ * mappings as read after that are the child's too.
+ *
+ * Called at the child's first wakeup, in the parent's context; the child has
+ * not run yet.
+ */
+static __always_inline void inherit_table(__u32 child, __u32 exec_id, __u64 child_mm)
+{
+    struct task_struct *parent_task = bpf_get_current_task_btf();
+    __u32 parent = bpf_get_current_pid_tgid() >> 32;
+    __u64 parent_mm = (__u64)parent_task->mm, code_ns = 0;
+    struct offcpu_announce a = {.tgid = child,
+                                .exec_id = exec_id,
+                                .kind = OFFCPU_ANNOUNCE_FORKED,
+                                .parent = parent,
+                                .mm = child_mm};
+    struct offcpu_unwind_process *p, *c;
+    struct mapped_code *m;
+
+    if (!child_mm || child_mm == parent_mm)
+        return; /* a vfork: it execs next, or exits */
+    m = bpf_map_lookup_elem(&unwind_mapped, &parent);
+    if (m && m->mm == parent_mm)
+        code_ns = m->code_mapped_ns;
+    a.code_ns = code_ns;
+    if (bpf_ringbuf_output(&announcements, &a, sizeof(a), 0) < 0)
+        stat_add(OFFCPU_STAT_ANNOUNCE_LOST, 1);
+    p = bpf_map_lookup_elem(&unwind_procs, &parent);
+    if (!p || p->mm != parent_mm || p->n == 0 || p->asked != OFFCPU_UNWIND_IDLE ||
+        code_ns >= p->read_ns)
+        return;
+    if (bpf_map_update_elem(&unwind_procs, &child, p, BPF_ANY) < 0)
+        return;
+    c = bpf_map_lookup_elem(&unwind_procs, &child);
+    if (!c)
+        return;
+    c->mm = child_mm;
+    /* a copy the daemon does not know of must not stay: the files it names
+     * may be unloaded once the parent no longer holds them */
+    if (bpf_ringbuf_output(&unwind_asks, &a, sizeof(a), 0) < 0) {
+        stat_add(OFFCPU_STAT_ANNOUNCE_LOST, 1);
+        bpf_map_delete_elem(&unwind_procs, &child);
+    }
+}
+
 /* One frame by frame pointer: [bp] holds the caller's rbp, [bp + 8] the
  * return address. */
 static __always_inline bool step_by_frame_pointer(struct walk *w)

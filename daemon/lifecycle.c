@@ -137,8 +137,11 @@ static void on_announce(void *userdata, const struct offcpu_announce *a)
     };
     struct daemon *d = userdata;
 
-    if (a->kind == OFFCPU_ANNOUNCE_PROCESS || a->kind == OFFCPU_ANNOUNCE_EXEC ||
-        a->kind == OFFCPU_ANNOUNCE_MAPPED)
+    if (a->kind == OFFCPU_ANNOUNCE_FORKED)
+        symbolizer_inherit(d->sym, (pid_t)a->tgid, (pid_t)a->parent, a->exec_id,
+                           (int64_t)a->code_ns);
+    else if (a->kind == OFFCPU_ANNOUNCE_PROCESS || a->kind == OFFCPU_ANNOUNCE_EXEC ||
+             a->kind == OFFCPU_ANNOUNCE_MAPPED)
         symbolizer_prefetch(d->sym, (pid_t)a->tgid, a->exec_id, when[a->kind]);
 }
 

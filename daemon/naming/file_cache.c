@@ -294,6 +294,14 @@ struct cached_file *file_cache_hold(struct file_cache *c, pid_t pid, const struc
     return f;
 }
 
+void file_cache_hold_again(struct file_cache *c, struct cached_file *f)
+{
+    if (f == &no_file)
+        return;
+    f->last_pass = c->pass;
+    f->refs++;
+}
+
 void file_cache_release(struct cached_file *f)
 {
     if (f != &no_file)

@@ -54,6 +54,8 @@ void file_cache_begin_pass(struct file_cache *c);
  * cannot be opened (or is full) has no symbols. */
 struct cached_file *file_cache_hold(struct file_cache *c, pid_t pid, const struct proc_map *m);
 void file_cache_release(struct cached_file *f);
+/* Hold f once more (a forked process maps what its parent held). */
+void file_cache_hold_again(struct file_cache *c, struct cached_file *f);
 
 /* Its function symbols (its debug file's too, for a stripped one), or NULL
  * for a file that is not ELF or could not be read. */

@@ -126,6 +126,23 @@ int proc_maps_read(pid_t pid, struct proc_maps *ret)
     return proc_maps_parse(f, ret);
 }
 
+int proc_maps_copy(const struct proc_maps *from, struct proc_maps *ret)
+{
+    struct proc_maps ms = {.maps = calloc(from->n ?: 1, sizeof(*from->maps))};
+
+    if (!ms.maps)
+        return -ENOMEM;
+    for (; ms.n < from->n; ms.n++) {
+        ms.maps[ms.n] = from->maps[ms.n];
+        if (from->maps[ms.n].path && !(ms.maps[ms.n].path = strdup(from->maps[ms.n].path))) {
+            proc_maps_done(&ms);
+            return -ENOMEM;
+        }
+    }
+    *ret = ms;
+    return 0;
+}
+
 const struct proc_map *proc_maps_find(const struct proc_maps *m, uint64_t addr)
 {
     /* mappings do not overlap: only the last starting at or below addr may hold it */

@@ -34,6 +34,8 @@ struct proc_maps {
 int proc_maps_parse(FILE *f, struct proc_maps *ret);
 int proc_maps_read(pid_t pid, struct proc_maps *ret);
 void proc_maps_done(struct proc_maps *m);
+/* A copy of from, paths and all. */
+int proc_maps_copy(const struct proc_maps *from, struct proc_maps *ret);
 
 const struct proc_map *proc_maps_find(const struct proc_maps *m, uint64_t addr);
 

@@ -365,6 +365,72 @@ int process_images_prefetch(struct process_images *pi, pid_t pid, uint32_t exec_
     return 0;
 }
 
+/* The image of the parent, copied for pid (at index i), its files held again. */
+static int image_copy(struct process_images *pi, const struct process_image *from, pid_t pid,
+                      struct process_image *ret)
+{
+    struct process_image p = {
+        .pid = pid, .exec_id = from->exec_id, .read_ns = monotonic_ns(), .read_this_pass = true};
+    int r = proc_maps_copy(&from->maps, &p.maps);
+
+    if (r < 0)
+        return r;
+    p.files = calloc(p.maps.n ?: 1, sizeof(*p.files));
+    if (!p.files) {
+        proc_maps_done(&p.maps);
+        return -ENOMEM;
+    }
+    for (size_t k = 0; k < p.maps.n; k++)
+        if (from->files[k]) {
+            p.files[k] = from->files[k];
+            file_cache_hold_again(pi->files, p.files[k]);
+        }
+    *ret = p;
+    return 0;
+}
+
+int process_images_inherit(struct process_images *pi, pid_t pid, pid_t parent, uint32_t exec_id,
+                           int64_t code_ns)
+{
+    struct process_image key = {.pid = parent, .exec_id = exec_id}, child;
+    const struct process_image *from;
+    bool found;
+    size_t i;
+    int r;
+
+    i = sorted_search(pi->procs, pi->n_procs, sizeof(*pi->procs), &key, compare_image_to_key,
+                      &found);
+    from = found ? &pi->procs[i] : NULL;
+    if (!from || from->error < 0 || from->frozen || from->gone_since_ns || from->read_ns <= code_ns)
+        return -ESTALE;
+    r = image_copy(pi, from, pid, &child);
+    if (r < 0)
+        return r;
+    key = (struct process_image){.pid = pid, .exec_id = exec_id};
+    i = sorted_search(pi->procs, pi->n_procs, sizeof(*pi->procs), &key, compare_image_to_key,
+                      &found);
+    if (found) {
+        /* an earlier process with this pid and image */
+        image_done(pi, &pi->procs[i]);
+    } else {
+        /* full: read when announced, as image_get makes room then */
+        r = pi->n_procs >= PROCESS_CACHE_MAX
+                ? -ENOSPC
+                : array_reserve(&pi->procs, &pi->cap_procs, pi->n_procs + 1, sizeof(*pi->procs),
+                                64);
+        if (r < 0) {
+            image_done(pi, &child);
+            return r;
+        }
+        memmove(&pi->procs[i + 1], &pi->procs[i], (pi->n_procs - i) * sizeof(*pi->procs));
+        pi->n_procs++;
+        freeze_older_images(pi, i, pid);
+    }
+    pi->procs[i] = child;
+    pi->stats.maps_inherited++;
+    return 0;
+}
+
 void process_images_get_stats(const struct process_images *pi, struct process_images_stats *ret)
 {
     *ret = pi->stats;

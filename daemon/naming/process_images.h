@@ -26,6 +26,7 @@ struct process_image;
 struct process_images_stats {
     uint64_t maps_reads;     /* /proc/PID/maps reads */
     uint64_t perf_map_reads; /* perf maps (JIT code) read */
+    uint64_t maps_inherited; /* processes forked that took their parent's mappings */
 };
 
 /* files: where the files behind the mappings are held; it outlives images. */
@@ -69,6 +70,15 @@ enum prefetch_when {
  * be named even if it is gone by the next pass. */
 int process_images_prefetch(struct process_images *pi, pid_t pid, uint32_t exec_id,
                             enum prefetch_when when);
+
+/* Process pid was forked from parent, and has been running exec_id (the
+ * parent's image) since. The parent last mapped code at code_ns
+ * (CLOCK_MONOTONIC; 0: not since traced): if its mappings were read after
+ * that, they are pid's too, taken with the files they hold, not read.
+ * Otherwise -ESTALE, and nothing is done: pid's are read when it is
+ * announced. */
+int process_images_inherit(struct process_images *pi, pid_t pid, pid_t parent, uint32_t exec_id,
+                           int64_t code_ns);
 
 void process_images_get_stats(const struct process_images *pi, struct process_images_stats *ret);
 

@@ -179,6 +179,12 @@ int symbolizer_prefetch(struct symbolizer *s, pid_t tgid, uint32_t exec_id, enum
     return process_images_prefetch(s->images, tgid, exec_id, when);
 }
 
+int symbolizer_inherit(struct symbolizer *s, pid_t tgid, pid_t parent, uint32_t exec_id,
+                       int64_t code_ns)
+{
+    return process_images_inherit(s->images, tgid, parent, exec_id, code_ns);
+}
+
 void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *ret)
 {
     struct process_images_stats images;
@@ -196,6 +202,7 @@ void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *r
     ret->symbol_files_refused = files.symbol_files_refused;
     ret->symbol_files_evicted = files.symbol_files_evicted;
     ret->maps_reads = images.maps_reads;
+    ret->maps_inherited = images.maps_inherited;
     ret->perf_map_reads = images.perf_map_reads;
     ret->kallsyms_loads = kernel_symbols_reads(s->kernel);
     python_code_stats(s->python, &py);

@@ -23,12 +23,13 @@
 struct symbolizer;
 
 struct symbolizer_stats {
-    uint64_t elf_files;   /* ELF files cached */
-    uint64_t elf_opens;   /* ELF files read (cache misses) */
-    uint64_t maps_reads;  /* /proc/PID/maps reads */
-    uint64_t user_frames; /* user frames asked */
-    uint64_t user_named;  /* ... named with a symbol */
-    uint64_t debug_files; /* separate debug files read for stripped ones */
+    uint64_t elf_files;      /* ELF files cached */
+    uint64_t elf_opens;      /* ELF files read (cache misses) */
+    uint64_t maps_reads;     /* /proc/PID/maps reads */
+    uint64_t maps_inherited; /* ... not read: a forked process's, its parent's */
+    uint64_t user_frames;    /* user frames asked */
+    uint64_t user_named;     /* ... named with a symbol */
+    uint64_t debug_files;    /* separate debug files read for stripped ones */
     uint64_t kernel_frames;
     uint64_t kernel_named;
     uint64_t kallsyms_loads; /* /proc/kallsyms reads */
@@ -37,8 +38,8 @@ struct symbolizer_stats {
     uint64_t symbol_bytes;   /* ... held */
     uint64_t symbol_files_refused;
     uint64_t symbol_files_evicted;
-    uint64_t python_frames;     /* Python frames asked */
-    uint64_t python_unreadable; /* ... whose code object could not be read */
+    uint64_t python_frames;       /* Python frames asked */
+    uint64_t python_unreadable;   /* ... whose code object could not be read */
     uint64_t python_code_objects; /* code objects cached (python_code.h) */
     uint64_t python_code_memory;  /* ... the bytes they take */
     uint64_t python_code_evicted; /* ... dropped for room */
@@ -93,6 +94,11 @@ int symbolizer_python_frame(struct symbolizer *s, pid_t tgid, uint32_t layout, u
  * Returns 0, SYMBOLIZER_SKIP, or a negative errno (buf filled as "[unknown]"). */
 int symbolizer_kernel_frame(struct symbolizer *s, uint64_t ip, bool is_leaf, char *buf,
                             size_t size);
+
+/* Process tgid was forked from parent: its mappings are the parent's, if
+ * read since the parent last mapped code (see process_images_inherit). */
+int symbolizer_inherit(struct symbolizer *s, pid_t tgid, pid_t parent, uint32_t exec_id,
+                       int64_t code_ns);
 
 /* Read the mappings of process tgid now, and open the files it maps, so that
  * its frames can be named even if it is gone by the next pass (see enum

@@ -77,8 +77,10 @@ struct unwind_tables {
     size_t nprocs, procs_cap;
     struct unwind_tables_stats stats;
     struct offcpu_unwind_process table; /* the one being written */
-    const atomic_bool *stop;            /* set when the daemon stops */
-    int64_t stop_at;                    /* CLOCK_MONOTONIC: reading stops then (0: never) */
+    /* a forked process's parent's, as the BPF side has it (table_inherit) */
+    struct offcpu_unwind_process parent_table;
+    const atomic_bool *stop; /* set when the daemon stops */
+    int64_t stop_at;         /* CLOCK_MONOTONIC: reading stops then (0: never) */
     int64_t linger_ns;
 };
 
@@ -491,18 +493,57 @@ static struct python_layout python_of_maps(struct unwind_tables *t, pid_t pid,
     return python;
 }
 
+/*
+ * Remember that pid's table (written to the BPF map with result r) holds
+ * files, which it takes; if it was not written, or cannot be remembered, the
+ * table must not stay. The table it replaces lets go of its files after the
+ * new one holds them: a file in both is never unloaded in between.
+ */
+static int proc_remember(struct unwind_tables *t, pid_t pid, int r, struct table_file **files,
+                         size_t nfiles, bool python, uint32_t python_layout)
+{
+    struct table_proc *p;
+    bool found;
+    size_t i;
+
+    i = sorted_search(t->procs, t->nprocs, sizeof(*t->procs), &pid, compare_proc_to_pid, &found);
+    if (!found && r == 0) {
+        if (array_reserve(&t->procs, &t->procs_cap, t->nprocs + 1, sizeof(*t->procs), 64) < 0) {
+            r = -ENOMEM;
+        } else {
+            memmove(&t->procs[i + 1], &t->procs[i], (t->nprocs - i) * sizeof(*t->procs));
+            t->procs[i] = (struct table_proc){.pid = pid};
+            t->nprocs++;
+            found = true;
+        }
+    }
+    if (!found) {
+        bpf_map_delete_elem(t->procs_fd, &pid);
+        for (size_t k = 0; k < nfiles; k++)
+            file_release(t, files[k]);
+        free(files);
+        return r < 0 ? r : -ENOMEM;
+    }
+    p = &t->procs[i];
+    proc_release_files(t, p);
+    p->files = files;
+    p->nfiles = nfiles;
+    p->python = python;
+    p->python_layout = python_layout;
+    t->stats.processes = t->nprocs;
+    return 0;
+}
+
 int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm)
 {
     _cleanup_free_ struct table_file **files = NULL;
     struct offcpu_unwind_process *v = &t->table;
     struct proc_maps maps = {0};
-    struct table_proc *p;
     struct offcpu_python_process py = {.mm = mm};
     struct python_layout python;
-    size_t nfiles = 0, i;
+    size_t nfiles = 0;
     /* before the reading: code mapped meanwhile may be missing from it */
     int64_t read_ns = clock_ns(CLOCK_MONOTONIC);
-    bool found;
     int r;
 
     r = proc_maps_read(pid, &maps);
@@ -540,36 +581,65 @@ int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm)
     }
     proc_maps_done(&maps);
     r = bpf_map_update_elem(t->procs_fd, &pid, v, BPF_ANY) < 0 ? -errno : 0;
-
-    i = sorted_search(t->procs, t->nprocs, sizeof(*t->procs), &pid, compare_proc_to_pid, &found);
-    if (!found && r == 0) {
-        if (array_reserve(&t->procs, &t->procs_cap, t->nprocs + 1, sizeof(*t->procs), 64) < 0) {
-            r = -ENOMEM;
-        } else {
-            memmove(&t->procs[i + 1], &t->procs[i], (t->nprocs - i) * sizeof(*t->procs));
-            t->procs[i] = (struct table_proc){.pid = pid};
-            t->nprocs++;
-            found = true;
-        }
-    }
-    if (!found) {
-        /* not written, or not remembered: then the table must not stay */
-        bpf_map_delete_elem(t->procs_fd, &pid);
-        for (size_t k = 0; k < nfiles; k++)
-            file_release(t, files[k]);
-        return r < 0 ? r : -ENOMEM;
-    }
-    p = &t->procs[i];
-    /* the files of the table it replaces, released after the new one holds
-     * them: a file in both is never unloaded in between */
-    proc_release_files(t, p);
-    p->files = files;
+    r = proc_remember(t, pid, r, files, nfiles, python.runtime_vaddr != 0, python.layout);
     files = NULL;
-    p->nfiles = nfiles;
-    p->python = python.runtime_vaddr != 0;
-    p->python_layout = python.layout;
-    t->stats.processes = t->nprocs;
-    return 0;
+    return r;
+}
+
+/*
+ * A process forked with its parent's table (inherit_table): the BPF side
+ * copied the table it had for the parent, which this thread wrote from the
+ * files it holds for the parent, unless it replaced it since (the request to
+ * read the parent again lies behind this one on the ring if it was made
+ * before the copy). The child holds the same files.
+ */
+static int table_inherit(struct unwind_tables *t, pid_t pid, pid_t parent, uint64_t mm)
+{
+    const struct offcpu_unwind_process *mine = &t->table, *theirs = &t->parent_table;
+    struct table_file **files;
+    const struct table_proc *from;
+    struct offcpu_python_process py;
+    bool found;
+    size_t i;
+
+    i = sorted_search(t->procs, t->nprocs, sizeof(*t->procs), &parent, compare_proc_to_pid, &found);
+    if (!found || bpf_map_lookup_elem(t->procs_fd, &pid, &t->table) < 0 ||
+        bpf_map_lookup_elem(t->procs_fd, &parent, &t->parent_table) < 0)
+        return -ESTALE;
+    if (mine->mm != mm || mine->n != theirs->n || mine->read_ns != theirs->read_ns ||
+        mine->n > OFFCPU_UNWIND_MAPPINGS_MAX ||
+        memcmp(mine->maps, theirs->maps, mine->n * sizeof(mine->maps[0])) != 0)
+        return -ESTALE;
+    from = &t->procs[i];
+    if (from->python && t->python_fd >= 0) {
+        /* its CPython too: the same runtime at the same address */
+        if (bpf_map_lookup_elem(t->python_fd, &parent, &py) < 0)
+            return -ESTALE;
+        py.mm = mm;
+        python_publish(t, pid, &py);
+    }
+    files = calloc(from->nfiles ?: 1, sizeof(*files));
+    if (!files)
+        return -ENOMEM;
+    for (size_t k = 0; k < from->nfiles; k++) {
+        files[k] = from->files[k];
+        files[k]->users++; /* held by the parent: not lingering */
+    }
+    t->stats.tables_inherited++;
+    return proc_remember(t, pid, 0, files, from->nfiles, from->python, from->python_layout);
+}
+
+int unwind_tables_inherit(struct unwind_tables *t, pid_t pid, pid_t parent, uint64_t mm)
+{
+    int r = table_inherit(t, pid, parent, mm);
+
+    if (r < 0)
+        r = unwind_tables_load(t, pid, mm);
+    /* a copy that no files held here stand for must not stay (a process
+     * gone is marked unreadable instead) */
+    if (r < 0 && r != -ENOENT && r != -ESRCH)
+        bpf_map_delete_elem(t->procs_fd, &pid);
+    return r;
 }
 
 /* Whether reading is to stop: the daemon stops, or its time is up. */

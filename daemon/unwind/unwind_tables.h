@@ -49,6 +49,7 @@ struct unwind_tables_stats {
     uint64_t files_over_budget;      /* files whose rows did not fit: frame pointers there */
     uint64_t processes;              /* processes with a table */
     uint64_t table_reads;            /* tables read (announcements, start) */
+    uint64_t tables_inherited;       /* tables of forked processes taken from their parent's */
     uint64_t tables_cut;             /* tables with more mappings than a table holds */
     uint64_t files_read;             /* files whose rows were derived since start */
     uint64_t files_debug_frame;      /* among them, with rows from .debug_frame */
@@ -82,6 +83,11 @@ void unwind_tables_set_stop(struct unwind_tables *t, const atomic_bool *stop);
 /* Read the table of process pid, whose address space the BPF side calls mm
  * (0 when not known: at start). Returns 0 or a negative errno. */
 int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm);
+
+/* Process pid, forked from parent, was given its parent's table by the BPF
+ * side (OFFCPU_ANNOUNCE_FORKED): hold its files for it, or read its own if
+ * the copy is not the parent's table as last written. */
+int unwind_tables_inherit(struct unwind_tables *t, pid_t pid, pid_t parent, uint64_t mm);
 
 /* Read the tables of every process, until CLOCK_MONOTONIC until (0: no
  * end; a file read then is cut off, and read again when next asked for);

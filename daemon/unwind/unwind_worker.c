@@ -66,7 +66,10 @@ static int on_ask(void *ctx, void *data, size_t size)
     hold_for_test(w);
     unwind_tables_count_grace_periods(w->tables, atomic_load(&w->grace_periods));
     /* a process gone already is no error */
-    unwind_tables_load(w->tables, (pid_t)a->tgid, a->mm);
+    if (a->kind == OFFCPU_ANNOUNCE_FORKED)
+        unwind_tables_inherit(w->tables, (pid_t)a->tgid, (pid_t)a->parent, a->mm);
+    else
+        unwind_tables_load(w->tables, (pid_t)a->tgid, a->mm);
     return 0;
 }
 

@@ -660,6 +660,72 @@ def test_first_blocks_of_new_threads_whole(daemons, tmp_path):
                  "pipe_offcpu_ns", tid="pipe_tid")
 
 
+def fork_children(daemon, *args):
+    """Run fork_children in the traced cgroup to its end, once drained: (its truth, the
+    daemon's status before and after)."""
+    before = json.loads(daemon.ctl("status", "--json").stdout)
+    res = subprocess.run([str(BUILT_WORKLOADS / "fork_children"), *args], capture_output=True,
+                         text=True, timeout=60, check=True, preexec_fn=into_cgroup)
+    truth = json.loads(res.stdout.strip().splitlines()[-1])
+    drained_after(daemon, time.time_ns(), "--pid", str(truth["pid"]))
+    after = json.loads(daemon.ctl("status", "--json").stdout)
+    return truth, before, after
+
+
+def sleeps_in(daemon, pid, function):
+    """The user stacks (root first) of pid's sleeps that name function, with their time."""
+    stacks = daemon.dump_json("--pid", str(pid), "--since", "120s", "--frame-detail")["stacks"]
+    return [(tuple(s["user"]), s["total_ns"]) for s in stacks
+            if "do_nanosleep" in s["kernel"] and function in s["user"]]
+
+
+def test_forked_children_take_their_parents_tables(daemons):
+    """A parent that has run a while forks 20 children at once, as a pre-forking server
+    does: no child's mappings are read, neither for its unwind table nor to name its
+    frames (both are its parent's, taken with the files they hold). What they give is
+    what a read gives: each child's sleeps are in the very stack of the parent's own
+    sleeps in the same function (the parent's table was read), whole, and named once
+    the children are gone."""
+    dwarf, _ = daemons
+    truth, before, after = fork_children(dwarf, "20")
+
+    def grew(key):
+        return after[key] - before[key]
+
+    # the parent's own reads only (its exec, its libraries once mapped, its first
+    # block: 2 to 6 seen), none for a child
+    assert grew("unwind_tables_inherited") == 20 and grew("unwind_table_reads") <= 10, \
+        (before, after)
+    assert grew("process_maps_inherited") == 20 and grew("process_maps_reads") <= 10, \
+        (before, after)
+    parents = sleeps_in(dwarf, truth["pid"], "forked_sleep_chain")
+    assert parents and all(reaches_entry({"user": stack}) for stack, _ in parents), parents
+    for child in truth["children"]:
+        mine = sleeps_in(dwarf, child, "forked_sleep_chain")
+        # (the kernel's side of a sleep may differ: a fault on the way in)
+        assert {stack for stack, _ in mine} == {stack for stack, _ in parents}, \
+            (child, [";".join(stack) for stack, _ in mine + parents])
+        # four sleeps of 50 ms; a sleep may wait without a switch (see COUNT_SLACK)
+        assert sum(ns for _, ns in mine) >= 0.7 * 4 * 50e6, (child, mine)
+
+
+def test_forked_children_of_code_mapped_since_read(daemons, tmp_path):
+    """The parent loads a library (a copy: new rows) just before it forks, after its table
+    was read; the children sleep inside it. Its table does not hold that library: the
+    children do not take it (a table taken as whole would end their stacks there), nor
+    the parent's mappings read before. Their stacks are whole all the same, and named."""
+    dwarf, _ = daemons
+    lib = tmp_path / "libblock_at_once_forked.so"
+    shutil.copy2(BUILT_WORKLOADS / "libblock_at_once.so", lib)
+    truth, before, after = fork_children(dwarf, "4", str(lib))
+    assert after["unwind_tables_inherited"] == before["unwind_tables_inherited"], (before, after)
+    assert after["process_maps_inherited"] == before["process_maps_inherited"], (before, after)
+    for child in truth["children"]:
+        mine = sleeps_in(dwarf, child, "library_block_for")
+        whole = sum(ns for stack, ns in mine if reaches_entry({"user": stack}))
+        assert whole >= 0.95 * 1e9, (child, mine)
+
+
 @pytest.mark.parametrize("library", ["libblock_at_once.so", "libblock_at_once_x86_64_unwind.so"])
 def test_dlopened_threads_whole(daemons, tmp_path, library):
     """A library dlopened (a copy: its rows are new; built as Debian builds, without
