@@ -71,6 +71,29 @@ static __always_inline bool key_equal(const struct offcpu_key *a, const struct o
 }
 
 /*
+ * The entry own was last charged to, if that was in this generation and the
+ * key charge() would build is the one it was found by: the same identity,
+ * and both stacks stored in this generation (store_place gives their hashes
+ * then). Nothing is looked up or built: a task that blocks where it blocked
+ * before, as most do, adds by index at once.
+ */
+static __always_inline struct offcpu_value *cached_entry(const struct rec_ident *id,
+                                                         const struct place *own, __u32 tgid,
+                                                         __u32 tid, __u32 flips)
+{
+    const struct offcpu_key *k = &own->agg.key;
+
+    if (own->agg.gen1 != flips + 1 || own->stored_gen != flips + 1 ||
+        k->user_stack != own->user_hash || k->kernel_stack != own->kernel_hash ||
+        k->cgroup_id != id->cgroup_id || k->tgid != tgid || k->tid != tid ||
+        k->state != id->state || k->kthread != id->kthread || k->uid != id->uid ||
+        k->exec_id != id->exec_id || *(__u64 *)&k->comm[0] != *(__u64 *)&id->comm[0] ||
+        *(__u64 *)&k->comm[8] != *(__u64 *)&id->comm[8])
+        return NULL;
+    return agg_value_at(flips & 1, &own->agg.index);
+}
+
+/*
  * Add [ts, now) of a task to the current generation, [woken, now) of it as
  * run-queue time. period: at a switch-in, the whole off-CPU period that ends
  * (one more blocking episode, of that length); 0 while the task is still
@@ -88,6 +111,11 @@ static __always_inline void charge(const struct rec_ident *id, const struct plac
     __u32 flips = gen, g = flips & 1, index = 0;
     void *agg, *vals, *stk;
 
+    if (own) {
+        val = cached_entry(id, own, tgid, tid, flips);
+        if (val)
+            goto add;
+    }
     agg = bpf_map_lookup_elem(&aggs, &g);
     vals = agg_values_of(g);
     stk = bpf_map_lookup_elem(&stacks, &g);
@@ -127,6 +155,7 @@ static __always_inline void charge(const struct rec_ident *id, const struct plac
         stat_add(OFFCPU_STAT_AGG_LOST_NS, delta);
         return;
     }
+add:
     __sync_fetch_and_add(&val->total_ns, delta);
     if (runq)
         __sync_fetch_and_add(&val->runq_ns, runq);
@@ -197,10 +226,11 @@ static __always_inline bool defer_charge(const struct task_rec *rec, const struc
     return true;
 }
 
-static __always_inline void switch_in(struct task_rec *rec, __u32 tgid, __u32 tid)
+/* now: the switch's time, if the switch-out took it already (else 0) */
+static __always_inline void switch_in(struct task_rec *rec, __u32 tgid, __u32 tid, __u64 now)
 {
     struct place *p;
-    __u64 ts, now;
+    __u64 ts;
     int resumed;
 
     /* exchange, because the iterator below may move ts forward concurrently */
@@ -225,7 +255,8 @@ static __always_inline void switch_in(struct task_rec *rec, __u32 tgid, __u32 ti
             return;
         drop_resume(tid, rec->since);
     }
-    now = bpf_ktime_get_ns();
+    if (!now)
+        now = bpf_ktime_get_ns();
     /* since, not ts: charge_blocked moves ts at each flip */
     charge(&rec->id, p, p, tgid, tid, ts, rec->woken, now, now > rec->since ? now - rec->since : 1,
            SCRATCH_SWITCH);

@@ -83,6 +83,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
     __u32 tid = TASK_FIELD(btf, prev, pid), flags = TASK_FIELD(btf, prev, flags), zero = 0;
     struct switch_out *so;
     struct task_rec *rec;
+    __u64 now = 0; /* one clock read for both tasks: the switch's time */
 
     if (traced(tid, flags, prev_state) && (so = bpf_map_lookup_elem(&switch_outs, &zero))) {
         const struct cred *cred = (const struct cred *)TASK_FIELD(btf, prev, real_cred);
@@ -127,14 +128,14 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
          * registers the stack cache compares */
         if (!so->kthread)
             so->fp.python = python_walk(rec, so->tgid, tid, so->mm, so->fp.syscall, so->fp.di);
-        so->since = bpf_ktime_get_ns();
+        so->since = now = bpf_ktime_get_ns();
         if (rec)
             switch_out(ctx, rec, so);
     }
     tid = TASK_FIELD(btf, next, pid);
     if (!tid)
         return 0;
-    switch_in(record_if_any(next, tid, btf), TASK_FIELD(btf, next, tgid), tid);
+    switch_in(record_if_any(next, tid, btf), TASK_FIELD(btf, next, tgid), tid, now);
     return 0;
 }
 
@@ -206,7 +207,9 @@ int on_mmap(struct trace_event_raw_sys_exit *ctx)
  * A blocked task became runnable: from now until its switch-in it waits for
  * a CPU (run-queue latency), no longer for what it blocked on. Only the
  * first wakeup after a switch-out counts, and none while the task runs (a
- * wakeup racing its own sleep before it switched out finds ts 0).
+ * wakeup racing its own sleep before it switched out finds ts 0). With
+ * wakers on, not loaded: on_waking, which the kernel runs first for every
+ * wakeup, notes it (a program less on the path, ~100 ns a wakeup).
  */
 static __always_inline int on_wakeup(struct task_struct *p, const bool btf)
 {

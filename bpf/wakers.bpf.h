@@ -257,6 +257,10 @@ static __always_inline int on_waking(void *ctx, struct task_struct *p, const boo
         return 0;
     since = rec->since;
     now = bpf_ktime_get_ns();
+    /* runnable from now: sched_wakeup, which would say so a moment later
+     * (on this CPU, or on the task's once an IPI has queued it), is not
+     * traced as well (see on_wakeup) */
+    rec->woken = now;
     map = bpf_map_lookup_elem(&wakes, &g);
     stk = bpf_map_lookup_elem(&stacks, &g);
     k = bpf_map_lookup_elem(&wake_key_scratch, &zero);

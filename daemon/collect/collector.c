@@ -204,6 +204,11 @@ static int open_skeleton(const struct collector_options *o, const int *cgroup_fd
                               o->wakers && attach == COLLECTOR_ATTACH_TP_BTF);
     bpf_program__set_autoload(skel->progs.on_waking_raw,
                               o->wakers && attach == COLLECTOR_ATTACH_RAW_TP);
+    /* with wakers, on_waking notes when a task became runnable */
+    bpf_program__set_autoload(skel->progs.on_wakeup_btf,
+                              !o->wakers && attach == COLLECTOR_ATTACH_TP_BTF);
+    bpf_program__set_autoload(skel->progs.on_wakeup_raw,
+                              !o->wakers && attach == COLLECTOR_ATTACH_RAW_TP);
     if (o->wakers) {
         set_interrupt_text(skel);
         set_preempt_count(skel);
@@ -228,12 +233,10 @@ static int open_skeleton(const struct collector_options *o, const int *cgroup_fd
     if (attach == COLLECTOR_ATTACH_TP_BTF) {
         bpf_program__set_autoload(skel->progs.on_switch_raw, false);
         bpf_program__set_autoload(skel->progs.on_exec_raw, false);
-        bpf_program__set_autoload(skel->progs.on_wakeup_raw, false);
         bpf_program__set_autoload(skel->progs.on_wakeup_new_raw, false);
     } else {
         bpf_program__set_autoload(skel->progs.on_switch_btf, false);
         bpf_program__set_autoload(skel->progs.on_exec_btf, false);
-        bpf_program__set_autoload(skel->progs.on_wakeup_btf, false);
         bpf_program__set_autoload(skel->progs.on_wakeup_new_btf, false);
         bpf_program__set_autoload(skel->progs.charge_blocked, false);
         bpf_program__set_autoload(skel->progs.list_blocked, false);

@@ -1,7 +1,9 @@
 """Run-queue latency apart from blocked time: a thread sleeps 10 ms at a time on a CPU that
 pinned spinners keep busy, so after each wakeup it waits for the CPU. offcpud must charge
 each sleep (~10 ms) as blocked and the measured rest as runq, with totals unchanged, in
-dump's JSON and folded --time, top's RUNQ column and the Prometheus counters."""
+dump's JSON and folded --time, top's RUNQ column and the Prometheus counters. With wakers
+on (the default) the wakeup is noted by the sched_waking program, with wakers off by
+sched_wakeup's: both are measured."""
 import json
 import os
 import time
@@ -17,12 +19,15 @@ SLEEP_NS = 10_000_000
 FUNCTION = "sleep_10ms_on_busy_cpu"
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    """A daemon with metrics, and one run of runq_sleeper in a cgroup of its own:
-    (daemon, the workload's own measure, the cgroup's path as offcpud names it)."""
+@pytest.fixture(scope="module", params=["yes", "no"], ids=["wakers", "no-wakers"])
+def run(tmp_path_factory, request):
+    """A daemon with metrics (wakers on or off), and one run of runq_sleeper in a cgroup
+    of its own: (daemon, the workload's own measure, the cgroup's path as offcpud names
+    it)."""
     port = free_port()
-    d = Daemon(tmp_path_factory.mktemp("offcpud"), "--interval", "200ms",
+    home = tmp_path_factory.mktemp("offcpud")
+    (home / "offcpud.conf").write_text(f"wakers = {request.param}\n")
+    d = Daemon(home, "--interval", "200ms", "--config", str(home / "offcpud.conf"),
                "--metrics-listen", f"127.0.0.1:{port}")
     d.metrics_url = f"http://127.0.0.1:{port}/metrics"
     cgroup = cgroup2_mount() / f"offcpud-runq-{os.getpid()}"
