@@ -230,14 +230,42 @@ static size_t file_index(const struct unwind_tables *t, const struct stat *st, b
     return sorted_search(t->files, t->nfiles, sizeof(*t->files), &key, compare_file_to_key, found);
 }
 
+/*
+ * A file some table holds now, by the device and inode mapping m names, if
+ * it is known: while a table holds it, the mapping of that table's process
+ * keeps the inode that file's (a table goes at the pass after its process
+ * is gone), so it need not be opened to be told. (The walk finds files by
+ * the same two numbers through a VMA, and only while a table holds them.)
+ * A new process's every table read opened and checked each file it maps:
+ * most of what an exec storm cost.
+ */
+static struct table_file *file_held(const struct unwind_tables *t, const struct proc_map *m)
+{
+    struct file_key key = {.dev = makedev(m->dev_major, m->dev_minor), .ino = m->inode};
+    bool found;
+    size_t i =
+        sorted_search(t->files, t->nfiles, sizeof(*t->files), &key, compare_file_to_key, &found);
+
+    /* the versions of that inode (size, mtime) lie together from there */
+    for (; i < t->nfiles && t->files[i]->key.dev == key.dev && t->files[i]->key.ino == key.ino; i++)
+        if (t->files[i]->users > 0)
+            return t->files[i];
+    return NULL;
+}
+
 static struct table_file *file_of(struct unwind_tables *t, pid_t pid, const struct proc_map *m)
 {
-    _cleanup_close_ int fd = file_cache_open(pid, m);
-    struct table_file *f;
+    _cleanup_close_ int fd = -EBADF;
+    struct table_file *f = file_held(t, m);
     struct stat st;
     bool found;
     size_t i;
 
+    if (f) {
+        t->stats.files_held_known++;
+        return f;
+    }
+    fd = file_cache_open(pid, m);
     if (fd < 0 || fstat(fd, &st) < 0)
         return NULL;
     i = file_index(t, &st, &found);
@@ -440,11 +468,17 @@ static void mark_unreadable(struct unwind_tables *t, pid_t pid, uint64_t mm)
 static int python_layout_of_mapping(struct unwind_tables *t, pid_t pid, const struct proc_map *m,
                                     struct python_layout *ret)
 {
-    _cleanup_close_ int fd = file_cache_open(pid, m);
+    _cleanup_close_ int fd = -EBADF;
+    const struct table_file *held = file_held(t, m);
     struct stat st;
     bool found;
     size_t i;
 
+    if (held) {
+        *ret = held->python;
+        return 0;
+    }
+    fd = file_cache_open(pid, m);
     if (fd < 0 || fstat(fd, &st) < 0)
         return -errno;
     i = file_index(t, &st, &found);

@@ -50,6 +50,7 @@ struct unwind_tables_stats {
     uint64_t processes;              /* processes with a table */
     uint64_t table_reads;            /* tables read (announcements, start) */
     uint64_t tables_inherited;       /* tables of forked processes taken from their parent's */
+    uint64_t files_held_known;       /* mappings of files a table held: not opened to be told */
     uint64_t tables_cut;             /* tables with more mappings than a table holds */
     uint64_t files_read;             /* files whose rows were derived since start */
     uint64_t files_debug_frame;      /* among them, with rows from .debug_frame */
