@@ -93,26 +93,51 @@ int vl_input_next(struct vl_input *in, json_t **ret, char *reason, size_t reason
     return 1;
 }
 
+struct appending {
+    struct vl_output *out;
+    int error;
+};
+
+/* jansson's pieces of a message, each added as it comes (the NUL ending the
+ * message counted in the limit) */
+static int append_piece(const char *piece, size_t size, void *userdata)
+{
+    struct appending *a = userdata;
+    struct vl_output *out = a->out;
+
+    if (out->len + size + 1 > out->limit) {
+        a->error = -ENOBUFS;
+        return -1;
+    }
+    if (array_reserve(&out->data, &out->cap, out->len + size + 1, 1, 4096) < 0) {
+        a->error = -ENOMEM;
+        return -1;
+    }
+    memcpy(out->data + out->len, piece, size);
+    out->len += size;
+    return 0;
+}
+
+/* One pass: measuring the message first (json_dumpb without a buffer)
+ * serialized it twice, most of a large reply's time. */
 int vl_output_append(struct vl_output *out, const json_t *msg)
 {
-    size_t size = json_dumpb(msg, NULL, 0, JSON_COMPACT), need;
+    struct appending a = {.out = out};
+    size_t was;
 
-    if (size == 0)
-        return -EINVAL;
     /* written bytes at the front are dropped before growing */
     if (out->start > 0) {
         memmove(out->data, out->data + out->start, out->len - out->start);
         out->len -= out->start;
         out->start = 0;
     }
-    need = out->len + size + 1;
-    if (need > out->limit)
-        return -ENOBUFS;
-    if (array_reserve(&out->data, &out->cap, need, 1, 4096) < 0)
-        return -ENOMEM;
-    json_dumpb(msg, out->data + out->len, size, JSON_COMPACT);
-    out->data[out->len + size] = '\0';
-    out->len = need;
+    was = out->len;
+    if (json_dump_callback(msg, append_piece, &a, JSON_COMPACT) < 0 || out->len == was) {
+        out->len = was; /* nothing of it is queued */
+        return a.error ?: -EINVAL;
+    }
+    /* room for it was kept by append_piece */
+    out->data[out->len++] = '\0';
     return 0;
 }
 

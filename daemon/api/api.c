@@ -21,6 +21,7 @@
 #include "query.h"
 #include "query_flame.h"
 #include "query_timeline.h"
+#include "reply_names.h"
 #include "ring_budget.h"
 #include "drain.h"
 #include "stuck.h"
@@ -53,20 +54,11 @@ static bool get_id(json_t *params, const char *name, int64_t *ret)
     return v > 0 && v <= INT_MAX;
 }
 
-static json_t *frames_json(const struct intern *in, uint32_t stack)
+static json_t *frames_json(struct reply_names *names, uint32_t stack)
 {
-    json_t *a = json_array();
-    const uint32_t *frames;
-    uint32_t n;
-
-    if (stack == QUERY_KERNEL_COLLAPSED) {
-        json_array_append_new(a, json_string(FRAME_MARK_KERNEL));
-        return a;
-    }
-    frames = intern_stack_get(in, stack, &n);
-    for (uint32_t i = 0; i < n; i++)
-        json_array_append_new(a, name_json(intern_string_get(in, frames[i])));
-    return a;
+    if (stack == QUERY_KERNEL_COLLAPSED)
+        return json_pack("[s]", FRAME_MARK_KERNEL);
+    return reply_names_stack(names, stack);
 }
 
 /* Counts by bucket, up to the last one used. */
@@ -99,10 +91,10 @@ static const char *waker_kind_name(char kind)
     }
 }
 
-static json_t *row_json(const struct intern *in, const struct query_row *row, unsigned group_by)
+static json_t *row_json(struct reply_names *names, const struct query_row *row, unsigned group_by)
 {
     json_t *o =
-        json_pack("{s:o, s:I, s:I, s:I, s:I}", "comm", name_json(intern_string_get(in, row->comm)),
+        json_pack("{s:o, s:I, s:I, s:I, s:I}", "comm", reply_names_string(names, row->comm),
                   "total_ns", (json_int_t)row->total_ns, "runq_ns", (json_int_t)row->runq_ns,
                   "count", (json_int_t)row->count, "max_ns", (json_int_t)row->max_ns);
 
@@ -110,8 +102,8 @@ static json_t *row_json(const struct intern *in, const struct query_row *row, un
         json_object_set_new(o, "hist", histogram_json(row->sums));
 
     if (!(group_by & QUERY_MERGE_STACKS)) {
-        json_object_set_new(o, "user", frames_json(in, row->ustack));
-        json_object_set_new(o, "kernel", frames_json(in, row->kstack));
+        json_object_set_new(o, "user", frames_json(names, row->ustack));
+        json_object_set_new(o, "kernel", frames_json(names, row->kstack));
     }
 
     if (group_by & GROUP_BY_PID)
@@ -121,14 +113,15 @@ static json_t *row_json(const struct intern *in, const struct query_row *row, un
     if (group_by & GROUP_BY_STATE)
         json_object_set_new(o, "state", json_stringn(&row->state, 1));
     if (group_by & GROUP_BY_CGROUP)
-        json_object_set_new(o, "cgroup", name_json(intern_string_get(in, row->cgroup)));
+        json_object_set_new(o, "cgroup", reply_names_string(names, row->cgroup));
     if (group_by & QUERY_GROUP_WHERE)
-        json_object_set_new(o, "user_frames", frame_detail_json(in, row->ustack, row->uwhere));
+        json_object_set_new(o, "user_frames",
+                            frame_detail_json(names->in, row->ustack, row->uwhere));
     if (group_by & QUERY_WAKERS) {
-        json_object_set_new(o, "waker_comm", name_json(intern_string_get(in, row->waker_comm)));
+        json_object_set_new(o, "waker_comm", reply_names_string(names, row->waker_comm));
         json_object_set_new(o, "waker_kind", json_string(waker_kind_name(row->waker_kind)));
-        json_object_set_new(o, "waker_user", frames_json(in, row->waker_ustack));
-        json_object_set_new(o, "waker_kernel", frames_json(in, row->waker_kstack));
+        json_object_set_new(o, "waker_user", frames_json(names, row->waker_ustack));
+        json_object_set_new(o, "waker_kernel", frames_json(names, row->waker_kstack));
         if (group_by & GROUP_BY_PID)
             json_object_set_new(o, "waker_pid", json_integer(row->waker_pid));
         if (group_by & GROUP_BY_TID)
@@ -405,15 +398,21 @@ static json_t *query_reply(struct daemon *d, const struct peer *peer, json_t *pa
 {
     struct query q;
     struct query_result res;
+    struct reply_names names;
     char cgroup[PATH_MAX];
     json_t *err, *rows, *reply;
 
     err = run_query(d, peer, params, extra_group_by, &q, &res, cgroup, sizeof(cgroup));
     if (err)
         return err;
+    if (reply_names_init(&names, &d->ring.intern) < 0) {
+        query_result_done(&res);
+        return out_of_memory();
+    }
     rows = json_array();
     for (size_t i = 0; i < res.n; i++)
-        json_array_append_new(rows, row_json(&d->ring.intern, &res.rows[i], q.group_by));
+        json_array_append_new(rows, row_json(&names, &res.rows[i], q.group_by));
+    reply_names_done(&names);
     reply = query_answer(d, &q, &res);
     json_object_set_new(reply, name, rows);
     if (q.limit)
