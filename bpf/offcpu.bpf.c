@@ -167,10 +167,10 @@ static __always_inline int on_exec(struct task_struct *p, const bool btf)
     if (!in_traced_cgroup())
         return 0;
     announce(tgid, exec_id, OFFCPU_ANNOUNCE_EXEC, mm);
-    request_table(tgid, exec_id, mm);
     if (unwind_dwarf) {
         struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 
+        ask_table_at_exec(tgid, exec_id, mm);
         remember_mapping(tgid, mm, BPF_CORE_READ(regs, ip));
     }
     return 0;

@@ -499,13 +499,43 @@ static __always_inline void ask_for_table(struct walk *w, struct offcpu_unwind_p
         request_table(w->tgid, w->exec_id, w->mm);
 }
 
+/*
+ * An exec: the process's table, if it has one, is of the address space it
+ * left. It stands for the new one's from now, empty and asked for, until
+ * the daemon writes that: a walk meanwhile (the program's own code and what
+ * was mapped since are found without a table) does not ask again. Before,
+ * the first walk after an exec found the old address space's table and
+ * asked once more: a read more for every program started.
+ */
+static __always_inline void ask_table_at_exec(__u32 tgid, __u32 exec_id, __u64 mm)
+{
+    struct offcpu_unwind_process *p = bpf_map_lookup_elem(&unwind_procs, &tgid), *empty;
+    __u32 zero = 0;
+
+    if (!p) {
+        empty = bpf_map_lookup_elem(&unwind_empty, &zero);
+        if (empty && bpf_map_update_elem(&unwind_procs, &tgid, empty, BPF_NOEXIST) == 0)
+            p = bpf_map_lookup_elem(&unwind_procs, &tgid);
+    }
+    if (p) {
+        p->n = 0;
+        p->mm = mm;
+        p->asked = OFFCPU_UNWIND_ASKED;
+    }
+    request_table(tgid, exec_id, mm);
+}
+
 /* Is the process's table of this address space? If not, ask for one:
  * once, from an empty table standing for it until the daemon writes it. */
 static __always_inline bool has_table(struct walk *w)
 {
-    struct offcpu_unwind_process *p = bpf_map_lookup_elem(&unwind_procs, &w->tgid), *empty;
+    struct offcpu_unwind_process *p, *empty;
     __u32 zero = 0;
 
+    /* a task past exit_mm has no user memory left, nor a table to ask for */
+    if (!w->mm)
+        return false;
+    p = bpf_map_lookup_elem(&unwind_procs, &w->tgid);
     if (!p) {
         empty = bpf_map_lookup_elem(&unwind_empty, &zero);
         if (!empty || bpf_map_update_elem(&unwind_procs, &w->tgid, empty, BPF_NOEXIST) < 0)

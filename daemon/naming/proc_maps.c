@@ -2,9 +2,14 @@
 #include "proc_maps.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <linux/types.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "macro.h"
 #include "sorted_search.h"
@@ -114,15 +119,111 @@ int proc_maps_parse(FILE *f, struct proc_maps *ret)
     return 0;
 }
 
+/* The PROCMAP_QUERY ioctl of /proc/PID/maps (linux/fs.h since 6.11; not in
+ * Debian 12's headers): one mapping per call, chosen by the kernel. */
+struct maps_query {
+    __u64 size;
+    __u64 query_flags;
+    __u64 query_addr;
+    __u64 vma_start, vma_end;
+    __u64 vma_flags;
+    __u64 vma_page_size;
+    __u64 vma_offset;
+    __u64 inode;
+    __u32 dev_major, dev_minor;
+    __u32 vma_name_size; /* in: the buffer's size; out: the name's, NUL included (0: none) */
+    __u32 build_id_size;
+    __u64 vma_name_addr;
+    __u64 build_id_addr;
+};
+
+#define MAPS_QUERY                  _IOWR('f', 17, struct maps_query)
+#define MAPS_QUERY_READABLE         0x01
+#define MAPS_QUERY_WRITABLE         0x02
+#define MAPS_QUERY_EXECUTABLE       0x04
+#define MAPS_QUERY_SHARED           0x08
+#define MAPS_QUERY_COVERING_OR_NEXT 0x10
+
+/*
+ * The executable mappings asked of the kernel one by one: it skips the
+ * others and formats nothing (reading the text of a process's every mapping
+ * and parsing it was most of what a new process cost the daemon). -ENOTTY
+ * where the kernel has no such ioctl (6.1). The gate page ([vsyscall]) is
+ * not a mapping of the process's: never listed here.
+ */
+static int query_maps(int fd, struct proc_maps *ret)
+{
+    char name[PATH_MAX + 32];
+    struct proc_maps ms = {};
+    uint64_t addr = 0;
+    size_t cap = 0;
+    int r = 0;
+
+    for (;;) {
+        struct maps_query q = {.size = sizeof(q),
+                               .query_flags = MAPS_QUERY_COVERING_OR_NEXT | MAPS_QUERY_EXECUTABLE,
+                               .query_addr = addr,
+                               .vma_name_size = sizeof(name),
+                               .vma_name_addr = (__u64)(uintptr_t)name};
+        struct proc_map m;
+
+        if (ioctl(fd, MAPS_QUERY, &q) < 0) {
+            /* none further; or the process is gone (a zombie: no mappings, as its text says) */
+            if (errno != ENOENT && errno != ESRCH)
+                r = -errno;
+            break;
+        }
+        m = (struct proc_map){.start = q.vma_start,
+                              .end = q.vma_end,
+                              .pgoff = q.vma_offset,
+                              .dev_major = q.dev_major,
+                              .dev_minor = q.dev_minor,
+                              .inode = q.inode};
+        m.perms[0] = q.vma_flags & MAPS_QUERY_READABLE ? 'r' : '-';
+        m.perms[1] = q.vma_flags & MAPS_QUERY_WRITABLE ? 'w' : '-';
+        m.perms[2] = 'x';
+        m.perms[3] = q.vma_flags & MAPS_QUERY_SHARED ? 's' : 'p';
+        if (q.vma_name_size == 0)
+            name[0] = '\0';
+        r = parse_name(&m, name);
+        if (r == 0)
+            r = maps_push(&ms, &cap, &m);
+        if (r < 0) {
+            free(m.path);
+            break;
+        }
+        if (q.vma_end <= addr)
+            break; /* the kernel said no further: never loop */
+        addr = q.vma_end;
+    }
+    if (r < 0) {
+        proc_maps_done(&ms);
+        return r;
+    }
+    *ret = ms;
+    return 0;
+}
+
 int proc_maps_read(pid_t pid, struct proc_maps *ret)
 {
     _cleanup_fclose_ FILE *f = NULL;
     char path[64];
+    int fd, r;
 
     snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-    f = fopen(path, "re");
-    if (!f)
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
         return -errno;
+    r = query_maps(fd, ret);
+    if (r != -ENOTTY && r != -EINVAL) {
+        close(fd);
+        return r;
+    }
+    f = fdopen(fd, "re");
+    if (!f) {
+        close(fd);
+        return -errno;
+    }
     return proc_maps_parse(f, ret);
 }
 
