@@ -8,6 +8,43 @@
 
 #include "generations.bpf.h"
 
+/*
+ * When t became runnable, on the clock of now (the switch's or the flip's):
+ * the kernel keeps it, as sched_info.last_queued on its run queue's clock,
+ * from the enqueue a wakeup, a preemption or a new task's first wakeup makes
+ * until the switch-in (what /proc/PID/schedstat sums as run_delay). Its lag
+ * behind that clock, read now, is the wait for a CPU so far. At a switch-in
+ * the clock is the switch's own (__schedule updates it first); at a flip it
+ * may lag by up to a tick, and the flip's share of the wait with it (the
+ * total is charged at the switch-in). 0: not runnable, or not known (a
+ * kernel without CONFIG_SCHED_INFO; status says so). btf: t is a trusted
+ * BTF pointer. state and ts: the block's, as in the task's record.
+ */
+static __always_inline __u64 runnable_since(struct task_struct *t, __u32 state, __u64 ts, __u64 now,
+                                            const bool btf)
+{
+    __u64 queued, clock;
+
+    /* preempted, or new: runnable all along (the clock read in __schedule,
+     * before the tracepoint, would leave the switch itself out) */
+    if (state == OFFCPU_STATE_RUNNABLE)
+        return ts;
+    if (!bpf_core_field_exists(t->sched_info) || !bpf_core_field_exists(struct cfs_rq, rq))
+        return 0;
+    if (btf) {
+        queued = t->sched_info.last_queued;
+        clock = queued ? t->se.cfs_rq->rq->clock : 0;
+    } else {
+        queued = BPF_CORE_READ(t, sched_info.last_queued);
+        clock = queued ? BPF_CORE_READ(t, se.cfs_rq, rq, clock) : 0;
+    }
+    if (!queued)
+        return 0;
+    if (clock <= queued)
+        return now;
+    return clock - queued < now ? now - (clock - queued) : 0;
+}
+
 /* Of [ts, now), the time runnable: from woken (0: not woken yet) on. */
 static __always_inline __u64 runq_part(__u64 ts, __u64 woken, __u64 now)
 {
@@ -60,35 +97,32 @@ struct {
     __type(value, struct offcpu_key);
 } charge_keys SEC(".maps");
 
-static __always_inline bool key_equal(const struct offcpu_key *a, const struct offcpu_key *b)
+/*
+ * Is the entry own was last charged to the one charge() would find now? If
+ * it was in this generation and its key is the one charge() would build: the
+ * same identity, and both stacks stored in this generation (store_place
+ * gives their hashes then).
+ */
+static __always_inline bool agg_cache_valid(const struct rec_ident *id, const struct place *own,
+                                            __u32 tgid, __u32 tid, __u32 flips)
 {
-    const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
+    const struct offcpu_key *k = &own->agg.key;
 
-    for (int i = 0; i < sizeof(*a) / sizeof(__u64); i++)
-        if (x[i] != y[i])
-            return false;
-    return true;
+    return own->agg.gen1 == flips + 1 && own->stored_gen == flips + 1 &&
+           k->user_stack == own->user_hash && k->kernel_stack == own->kernel_hash &&
+           k->cgroup_id == id->cgroup_id && k->tgid == tgid && k->tid == tid &&
+           k->state == id->state && k->kthread == id->kthread && k->uid == id->uid &&
+           k->exec_id == id->exec_id && *(__u64 *)&k->comm[0] == *(__u64 *)&id->comm[0] &&
+           *(__u64 *)&k->comm[8] == *(__u64 *)&id->comm[8];
 }
 
-/*
- * The entry own was last charged to, if that was in this generation and the
- * key charge() would build is the one it was found by: the same identity,
- * and both stacks stored in this generation (store_place gives their hashes
- * then). Nothing is looked up or built: a task that blocks where it blocked
- * before, as most do, adds by index at once.
- */
+/* That entry, where valid: a task that blocks where it blocked before, as
+ * most do, adds by index at once, with nothing looked up or built. */
 static __always_inline struct offcpu_value *cached_entry(const struct rec_ident *id,
                                                          const struct place *own, __u32 tgid,
                                                          __u32 tid, __u32 flips)
 {
-    const struct offcpu_key *k = &own->agg.key;
-
-    if (own->agg.gen1 != flips + 1 || own->stored_gen != flips + 1 ||
-        k->user_stack != own->user_hash || k->kernel_stack != own->kernel_hash ||
-        k->cgroup_id != id->cgroup_id || k->tgid != tgid || k->tid != tid ||
-        k->state != id->state || k->kthread != id->kthread || k->uid != id->uid ||
-        k->exec_id != id->exec_id || *(__u64 *)&k->comm[0] != *(__u64 *)&id->comm[0] ||
-        *(__u64 *)&k->comm[8] != *(__u64 *)&id->comm[8])
+    if (!agg_cache_valid(id, own, tgid, tid, flips))
         return NULL;
     return agg_value_at(flips & 1, &own->agg.index);
 }
@@ -135,14 +169,14 @@ static __always_inline void charge(const struct rec_ident *id, const struct plac
     store_place(stk, p, own ? &own->stored_gen : NULL, slot, id->cgroup_id, flips, &key->user_stack,
                 &key->kernel_stack);
 
-    if (own && own->agg.gen1 == flips + 1 && key_equal(&own->agg.key, key))
+    if (own && own->agg.gen1 == flips + 1 && words_equal(&own->agg.key, key, sizeof(*key)))
         val = agg_value_at(g, &own->agg.index);
     if (!val) {
         if (own) {
             own->agg.gen1 = 0;
             own->agg.key = *key; /* new_entry may change it (over budget) */
         }
-        val = find_entry(agg, vals, key, &index);
+        val = indexed_find(agg, vals, key, &index);
         if (!val)
             val = new_entry(agg, vals, key, flips, &index);
         if (own && val) {
@@ -198,7 +232,7 @@ struct {
 } deferred_scratch SEC(".maps");
 
 static __always_inline bool defer_charge(const struct task_rec *rec, const struct place *p,
-                                         __u32 tgid, __u32 tid, __u64 ts, __u64 now)
+                                         __u32 tgid, __u32 tid, __u64 ts, __u64 woken, __u64 now)
 {
     struct offcpu_resume_key k = {.tid = tid, .since = rec->since};
     struct deferred *d;
@@ -212,7 +246,7 @@ static __always_inline bool defer_charge(const struct task_rec *rec, const struc
     d->id = rec->id;
     d->start_time = rec->start_time;
     d->ts = ts;
-    d->woken = rec->woken;
+    d->woken = woken;
     d->end = now;
     d->period = now > rec->since ? now - rec->since : 1;
     d->tgid = tgid;
@@ -227,10 +261,11 @@ static __always_inline bool defer_charge(const struct task_rec *rec, const struc
 }
 
 /* now: the switch's time, if the switch-out took it already (else 0) */
-static __always_inline void switch_in(struct task_rec *rec, __u32 tgid, __u32 tid, __u64 now)
+static __always_inline void switch_in(struct task_struct *next, struct task_rec *rec, __u32 tgid,
+                                      __u32 tid, __u64 now, const bool btf)
 {
     struct place *p;
-    __u64 ts;
+    __u64 ts, woken;
     int resumed;
 
     /* exchange, because the iterator below may move ts forward concurrently */
@@ -251,14 +286,17 @@ static __always_inline void switch_in(struct task_rec *rec, __u32 tgid, __u32 ti
         p->user_hash = stack_hash(&p->ustack, OFFCPU_USER_DEPTH);
         p->stored_gen = 0;
         now = bpf_ktime_get_ns();
-        if (resumed == RESUMED_SHORT && defer_charge(rec, p, tgid, tid, ts, now))
+        if (resumed == RESUMED_SHORT &&
+            defer_charge(rec, p, tgid, tid, ts, runnable_since(next, rec->id.state, ts, now, btf),
+                         now))
             return;
         drop_resume(tid, rec->since);
     }
     if (!now)
         now = bpf_ktime_get_ns();
+    woken = runnable_since(next, rec->id.state, ts, now, btf);
     /* since, not ts: charge_blocked moves ts at each flip */
-    charge(&rec->id, p, p, tgid, tid, ts, rec->woken, now, now > rec->since ? now - rec->since : 1,
+    charge(&rec->id, p, p, tgid, tid, ts, woken, now, now > rec->since ? now - rec->since : 1,
            SCRATCH_SWITCH);
 }
 

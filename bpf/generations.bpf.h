@@ -68,16 +68,26 @@ static __always_inline void *agg_values_of(__u32 g)
     return g ? (void *)&agg_values1 : (void *)&agg_values0;
 }
 
-/* The value at index of generation g's agg_values: a lookup of each map
- * from a call of its own, which the verifier makes an address computation
- * (one call for both would be a helper call through the map's ops). */
+/* The value at *index of generation g's array of values (values0 or
+ * values1): a lookup of each map from a call of its own, which the verifier
+ * makes an address computation (one call for both would be a helper call
+ * through the map's ops). */
+#define VALUE_AT(values0, values1, g, index)                                                       \
+    ({                                                                                             \
+        void *_v;                                                                                  \
+        if (g) {                                                                                   \
+            _v = bpf_map_lookup_elem(&values1, index);                                             \
+        } else {                                                                                   \
+            /* not merged with the call above into one of either map */                            \
+            asm volatile("" ::: "memory");                                                         \
+            _v = bpf_map_lookup_elem(&values0, index);                                             \
+        }                                                                                          \
+        _v;                                                                                        \
+    })
+
 static __always_inline struct offcpu_value *agg_value_at(__u32 g, const __u32 *index)
 {
-    if (g)
-        return bpf_map_lookup_elem(&agg_values1, index);
-    /* not merged with the call above into one of either map */
-    asm volatile("" ::: "memory");
-    return bpf_map_lookup_elem(&agg_values0, index);
+    return VALUE_AT(agg_values0, agg_values1, g, index);
 }
 
 /*
@@ -232,16 +242,39 @@ static __always_inline void store_place(void *map, const struct place *p, __u32 
  * 6.1 the switch-out shares with the walk (512 bytes in all). */
 const volatile struct offcpu_value zero_value = {};
 
-/* The entry of key in agg (its index in vals, into *index), as the first CPU
- * to add it gave it out; NULL if there is none. */
-static __always_inline struct offcpu_value *find_entry(void *agg, void *vals,
-                                                       const struct offcpu_key *key, __u32 *index)
+/*
+ * A generation's indexed entries (the aggregates', the waker pairs'): a hash
+ * map gives each key the index of its value in an array. The entry of key
+ * (its index into *index), as the first CPU to add it gave it out; NULL if
+ * there is none.
+ */
+static __always_inline void *indexed_find(void *keys, void *vals, const void *key, __u32 *index)
 {
-    __u32 *found = bpf_map_lookup_elem(agg, key);
+    __u32 *found = bpf_map_lookup_elem(keys, key);
 
     if (!found)
         return NULL;
     *index = *found;
+    return bpf_map_lookup_elem(vals, index);
+}
+
+/* A new entry for key, zeroed, at the next index of *used (the generation's
+ * count of indexes given out); NULL when the array is full. */
+static __always_inline void *indexed_new(void *keys, void *vals, const void *key, __u32 *used,
+                                         const void *zero, __u32 *index)
+{
+    __u32 i = __sync_fetch_and_add(used, 1);
+    long err;
+
+    /* zeroed before any CPU can find it; past the array's end, the map is full */
+    if (bpf_map_update_elem(vals, &i, zero, BPF_ANY) < 0)
+        return NULL;
+    err = bpf_map_update_elem(keys, key, &i, BPF_NOEXIST);
+    if (err == -17 /* EEXIST: another CPU made it first; i is left unused */)
+        return indexed_find(keys, vals, key, index);
+    if (err)
+        return NULL;
+    *index = i;
     return bpf_map_lookup_elem(vals, index);
 }
 
@@ -253,26 +286,15 @@ static __always_inline struct offcpu_value *new_entry(void *agg, void *vals, str
                                                       __u32 flips, __u32 *index)
 {
     struct offcpu_value *val;
-    __u32 i;
-    long err;
 
     if (!take_room(key->cgroup_id, flips, ROOM_ENTRIES)) {
         key->user_stack = key->kernel_stack = OFFCPU_STACK_OVER_BUDGET;
-        val = find_entry(agg, vals, key, index);
+        val = indexed_find(agg, vals, key, index);
         if (val)
             return val;
     }
-    i = __sync_fetch_and_add(&agg_used[flips & 1], 1);
-    /* zeroed before any CPU can find it; past the array's end, the map is full */
-    if (bpf_map_update_elem(vals, &i, (const void *)&zero_value, BPF_ANY) < 0)
-        return NULL;
-    err = bpf_map_update_elem(agg, key, &i, BPF_NOEXIST);
-    if (err == -17 /* EEXIST: another CPU made it first; i is left unused */)
-        return find_entry(agg, vals, key, index);
-    if (err)
-        return NULL;
-    *index = i;
-    return bpf_map_lookup_elem(vals, index);
+    return indexed_new(agg, vals, key, (__u32 *)&agg_used[flips & 1], (const void *)&zero_value,
+                       index);
 }
 
 #endif

@@ -135,7 +135,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
     tid = TASK_FIELD(btf, next, pid);
     if (!tid)
         return 0;
-    switch_in(record_if_any(next, tid, btf), TASK_FIELD(btf, next, tgid), tid, now);
+    switch_in(next, record_if_any(next, tid, btf), TASK_FIELD(btf, next, tgid), tid, now, btf);
     return 0;
 }
 
@@ -201,35 +201,6 @@ int on_mmap(struct trace_event_raw_sys_exit *ctx)
         return 0;
     remember_mapping(bpf_get_current_pid_tgid() >> 32, (__u64)bpf_get_current_task_btf()->mm, addr);
     return 0;
-}
-
-/*
- * A blocked task became runnable: from now until its switch-in it waits for
- * a CPU (run-queue latency), no longer for what it blocked on. Only the
- * first wakeup after a switch-out counts, and none while the task runs (a
- * wakeup racing its own sleep before it switched out finds ts 0). With
- * wakers on, not loaded: on_waking, which the kernel runs first for every
- * wakeup, notes it (a program less on the path, ~100 ns a wakeup).
- */
-static __always_inline int on_wakeup(struct task_struct *p, const bool btf)
-{
-    struct task_rec *rec = record_if_any(p, TASK_FIELD(btf, p, pid), btf);
-
-    if (rec && rec->ts && !rec->woken)
-        rec->woken = bpf_ktime_get_ns();
-    return 0;
-}
-
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(on_wakeup_btf, struct task_struct *p)
-{
-    return on_wakeup(p, true);
-}
-
-SEC("raw_tp/sched_wakeup")
-int BPF_PROG(on_wakeup_raw, struct task_struct *p)
-{
-    return on_wakeup(p, false);
 }
 
 /*
@@ -382,7 +353,7 @@ int charge_blocked(struct bpf_iter__task *ctx)
     }
     now = bpf_ktime_get_ns();
     /* read after now: a wakeup later than now is the next interval's */
-    woken = rec->woken;
+    woken = runnable_since(task, id.state, ts, now, true);
     if (__sync_val_compare_and_swap(&rec->ts, ts, now) != ts)
         return 0;
     charge(&id, copy, NULL, task->tgid, task->pid, ts, woken, now, 0, SCRATCH_ITER);

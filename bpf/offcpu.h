@@ -240,9 +240,9 @@ enum offcpu_waker_kind {
     OFFCPU_WAKER_UNKNOWN = '?', /* no __preempt_count to tell: a task's or an interrupt's */
 };
 
-struct offcpu_wake_key {
-    struct offcpu_key woken; /* the blocked task, as in the aggregate */
-    __u64 user_stack;        /* the waker's; OFFCPU_STACK_MISSED for interrupts, kernel threads */
+/* The waker of a pair. */
+struct offcpu_waker {
+    __u64 user_stack; /* OFFCPU_STACK_MISSED for interrupts, kernel threads */
     __u64 kernel_stack;
     __u32 tgid, tid; /* 0 for interrupts */
     __u32 exec_id;
@@ -250,6 +250,11 @@ struct offcpu_wake_key {
     __u32 kthread;
     __u32 uid;     /* as offcpu_key.uid, of the waker */
     char comm[16]; /* "[hardirq]", "[softirq]", "[nmi]" for interrupts */
+};
+
+struct offcpu_wake_key {
+    struct offcpu_key woken; /* the blocked task, as in the aggregate */
+    struct offcpu_waker waker;
 };
 
 struct offcpu_wake_value {

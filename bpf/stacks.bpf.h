@@ -238,8 +238,9 @@ static __always_inline void switch_out(void *ctx, struct task_rec *rec, const st
         rec->announced++;
     }
     rec->since = now;
-    /* a preempted task waits for a CPU from now on; a blocked one from its
-     * wakeup (on_wakeup), which cannot come before this switch-out ends */
+    /* a preempted task waits for a CPU from now on, and no waking ends its
+     * block; a blocked one's first waking cannot come before this
+     * switch-out ends (on_waking) */
     rec->woken = so->state == OFFCPU_STATE_RUNNABLE ? now : 0;
     /* Last, so that a record is complete whenever ts is set. */
     rec->ts = now;

@@ -55,6 +55,17 @@ struct agg_cache {
     struct offcpu_key key;
 };
 
+/* The waker pair a block at this place was last charged to (wakers.bpf.h):
+ * its index, while the woken side is the place's aggregate entry (agg_index
+ * in generation gen1 - 1) and the waker is the same. */
+struct wake_cache {
+    __u32 gen1;
+    __u32 agg_index;
+    __u32 index;
+    __u32 pad;
+    struct offcpu_waker waker;
+};
+
 struct place {
     struct fingerprint fp;
     __u64 user_hash;   /* or OFFCPU_STACK_MISSED */
@@ -63,14 +74,18 @@ struct place {
     __u32 walked;      /* enum unwind_result of the user stack's walk */
     __u32 check_shift; /* a hit here is walked all the same one time in 2^check_shift */
     struct agg_cache agg;
+    struct wake_cache wake;
     struct offcpu_stack ustack;
     struct kernel_stack kstack;
 };
 
 struct task_rec {
-    __u64 ts;             /* switch-out time; 0 when no switch-out is pending */
-    __u64 since;          /* switch-out time, which charge_blocked leaves alone */
-    __u64 woken;          /* runnable since (wakeup or preemption); 0: still blocked */
+    __u64 ts;    /* switch-out time; 0 when no switch-out is pending */
+    __u64 since; /* switch-out time, which charge_blocked leaves alone */
+    /* runnable since (its first waking, or a preemption); 0: still blocked.
+     * on_waking pairs only the first waking with its waker; the run-queue
+     * wait is the kernel's to tell (runnable_since) */
+    __u64 woken;
     __u64 start_time;     /* identifies the task when records are keyed by tid */
     __u32 announced;      /* the daemon was told about this thread (twice: see switch_out) */
     __u32 uncached;       /* a check found other stacks at a known place: always walk */

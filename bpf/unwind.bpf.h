@@ -507,16 +507,25 @@ static __always_inline void ask_for_table(struct walk *w, struct offcpu_unwind_p
  * the first walk after an exec found the old address space's table and
  * asked once more: a read more for every program started.
  */
-static __always_inline void ask_table_at_exec(__u32 tgid, __u32 exec_id, __u64 mm)
+/* An empty table made for tgid, to stand for one asked for until the daemon
+ * writes it; NULL if another CPU made one first (it asks), or none could be. */
+static __always_inline struct offcpu_unwind_process *new_empty_table(__u32 tgid)
 {
-    struct offcpu_unwind_process *p = bpf_map_lookup_elem(&unwind_procs, &tgid), *empty;
+    struct offcpu_unwind_process *empty;
     __u32 zero = 0;
 
-    if (!p) {
-        empty = bpf_map_lookup_elem(&unwind_empty, &zero);
-        if (empty && bpf_map_update_elem(&unwind_procs, &tgid, empty, BPF_NOEXIST) == 0)
-            p = bpf_map_lookup_elem(&unwind_procs, &tgid);
-    }
+    empty = bpf_map_lookup_elem(&unwind_empty, &zero);
+    if (!empty || bpf_map_update_elem(&unwind_procs, &tgid, empty, BPF_NOEXIST) < 0)
+        return NULL;
+    return bpf_map_lookup_elem(&unwind_procs, &tgid);
+}
+
+static __always_inline void ask_table_at_exec(__u32 tgid, __u32 exec_id, __u64 mm)
+{
+    struct offcpu_unwind_process *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
+
+    if (!p)
+        p = new_empty_table(tgid);
     if (p) {
         p->n = 0;
         p->mm = mm;
@@ -529,18 +538,14 @@ static __always_inline void ask_table_at_exec(__u32 tgid, __u32 exec_id, __u64 m
  * once, from an empty table standing for it until the daemon writes it. */
 static __always_inline bool has_table(struct walk *w)
 {
-    struct offcpu_unwind_process *p, *empty;
-    __u32 zero = 0;
+    struct offcpu_unwind_process *p;
 
     /* a task past exit_mm has no user memory left, nor a table to ask for */
     if (!w->mm)
         return false;
     p = bpf_map_lookup_elem(&unwind_procs, &w->tgid);
     if (!p) {
-        empty = bpf_map_lookup_elem(&unwind_empty, &zero);
-        if (!empty || bpf_map_update_elem(&unwind_procs, &w->tgid, empty, BPF_NOEXIST) < 0)
-            return false; /* another CPU made it first: it asks */
-        p = bpf_map_lookup_elem(&unwind_procs, &w->tgid);
+        p = new_empty_table(w->tgid);
         if (!p)
             return false;
         p->mm = w->mm;

@@ -23,17 +23,35 @@
 #ifndef WAKERS_BPF_H
 #define WAKERS_BPF_H
 
+#include "charge.bpf.h"
 #include "generations.bpf.h"
 #include "knobs.bpf.h"
 #include "stacks.bpf.h"
 #include "task_record.bpf.h"
 
+/* Indexed as the aggregates are (generations.bpf.h): a blocked task woken
+ * by the same waker as its last block at the same place adds to the pair by
+ * index (cached_wake). */
 struct wake_map {
     __uint(type, BPF_MAP_TYPE_HASH);
     __uint(max_entries, 1); /* set by the daemon: aggregate-entries, 1 when off */
     __type(key, struct offcpu_wake_key);
-    __type(value, struct offcpu_wake_value);
+    __type(value, __u32); /* the index in the generation's wake_values */
 } wake0 SEC(".maps"), wake1 SEC(".maps");
+
+struct wake_values_map {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(map_flags, BPF_F_MMAPABLE);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct offcpu_wake_value);
+} wake_values0 SEC(".maps"), wake_values1 SEC(".maps");
+
+/* The indexes given out in each generation's wake_values; the daemon sets a
+ * generation's back to 0 once it has drained it. */
+volatile __u32 wake_used[2];
+
+const volatile struct offcpu_wake_value zero_wake = {};
 
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
@@ -188,46 +206,61 @@ static __always_inline __u32 waker_stacks(void *ctx, struct task_struct *cur, co
 }
 
 /* The current task as a waker: its identity. */
-static __always_inline void current_waker(struct offcpu_wake_key *k, struct task_struct *cur)
+static __always_inline void current_waker(struct offcpu_waker *w, struct task_struct *cur)
 {
-    k->tgid = cur->tgid;
-    k->tid = cur->pid;
-    k->exec_id = (__u32)cur->self_exec_id;
-    k->kthread = !!(cur->flags & PF_KTHREAD);
-    k->uid = owner_of(cur->real_cred->uid.val, cur->real_cred->euid.val, cur->real_cred->suid.val,
+    w->tgid = cur->tgid;
+    w->tid = cur->pid;
+    w->exec_id = (__u32)cur->self_exec_id;
+    w->kthread = !!(cur->flags & PF_KTHREAD);
+    w->uid = owner_of(cur->real_cred->uid.val, cur->real_cred->euid.val, cur->real_cred->suid.val,
                       cur->mm, true);
     /* cur is trusted: read directly, no helper call */
-    *(__u64 *)&k->comm[0] = *(__u64 *)&cur->comm[0];
-    *(__u64 *)&k->comm[8] = *(__u64 *)&cur->comm[8];
+    *(__u64 *)&w->comm[0] = *(__u64 *)&cur->comm[0];
+    *(__u64 *)&w->comm[8] = *(__u64 *)&cur->comm[8];
 }
 
-/* Charges the pair; a new one past the woken cgroup's share goes to its
- * thread's pair over budget, as a new aggregate entry would (new_entry). */
-static __always_inline void add_wake(struct offcpu_wake_key *k, void *map, __u64 blocked,
-                                     __u32 flips)
+/*
+ * The pair of a block at place pl woken by w, by index, if it is the one its
+ * last block there was charged to: the same waker, and the woken side the
+ * place's aggregate entry then and now (agg_cache_valid: the key charge()
+ * and the pair's woken side would be built alike; one index, one key).
+ */
+static __always_inline struct offcpu_wake_value *
+cached_wake(const struct task_rec *rec, const struct place *pl, __u32 tgid, __u32 tid,
+            const struct offcpu_waker *w, __u32 flips)
 {
-    struct offcpu_wake_value init = {}, *v;
-    long err;
+    if (pl->wake.gen1 != flips + 1 || pl->wake.agg_index != pl->agg.index ||
+        !agg_cache_valid(&rec->id, pl, tgid, tid, flips) || !words_equal(&pl->wake.waker, w, sizeof(*w)))
+        return NULL;
+    return VALUE_AT(wake_values0, wake_values1, flips & 1, &pl->wake.index);
+}
 
-    v = bpf_map_lookup_elem(map, k);
-    if (!v && !take_room(k->woken.cgroup_id, flips, ROOM_WAKES)) {
+/* The pair's entry, found or made; a new one past the woken cgroup's share
+ * is its thread's pair over budget, as a new aggregate entry would be
+ * (new_entry). *index: the entry's; *exact: it is the pair of k as given. */
+static __always_inline struct offcpu_wake_value *wake_entry(struct offcpu_wake_key *k, __u32 flips,
+                                                            __u32 *index, bool *exact)
+{
+    __u32 g = flips & 1;
+    void *map = bpf_map_lookup_elem(&wakes, &g),
+         *vals = g ? (void *)&wake_values1 : (void *)&wake_values0;
+    struct offcpu_wake_value *v;
+
+    *exact = true;
+    if (!map)
+        return NULL;
+    v = indexed_find(map, vals, k, index);
+    if (v)
+        return v;
+    if (!take_room(k->woken.cgroup_id, flips, ROOM_WAKES)) {
         k->woken.user_stack = k->woken.kernel_stack = OFFCPU_STACK_OVER_BUDGET;
-        k->user_stack = k->kernel_stack = OFFCPU_STACK_OVER_BUDGET;
-        v = bpf_map_lookup_elem(map, k);
+        k->waker.user_stack = k->waker.kernel_stack = OFFCPU_STACK_OVER_BUDGET;
+        *exact = false;
+        v = indexed_find(map, vals, k, index);
+        if (v)
+            return v;
     }
-    if (!v) {
-        err = bpf_map_update_elem(map, k, &init, BPF_NOEXIST);
-        if (err == 0 || err == -17 /* EEXIST: another CPU made it first */)
-            v = bpf_map_lookup_elem(map, k);
-    }
-    if (!v) {
-        stat_add(OFFCPU_STAT_WAKE_MAP_FULL, 1);
-        stat_add(OFFCPU_STAT_WAKE_LOST_NS, blocked);
-        return;
-    }
-    __sync_fetch_and_add(&v->blocked_ns, blocked);
-    __sync_fetch_and_add(&v->count, 1);
-    stat_add(OFFCPU_STAT_WAKES, 1);
+    return indexed_new(map, vals, k, (__u32 *)&wake_used[g], (const void *)&zero_wake, index);
 }
 
 struct {
@@ -245,54 +278,74 @@ struct {
  */
 static __always_inline int on_waking(void *ctx, struct task_struct *p, const bool btf)
 {
-    struct task_rec *rec = record_if_any(p, TASK_FIELD(btf, p, pid), btf);
+    __u32 tid = TASK_FIELD(btf, p, pid), tgid, flips = gen, g = flips & 1, zero = 0, index = 0;
+    struct task_rec *rec = record_if_any(p, tid, btf);
     struct task_struct *cur = bpf_get_current_task_btf();
+    struct offcpu_wake_value *v;
     struct offcpu_wake_key *k;
-    __u32 flips = gen, g = flips & 1, zero = 0;
     struct place *pl, *wp = NULL;
-    void *map, *stk;
-    __u64 since, now;
+    __u64 since, now, blocked;
+    bool exact;
+    void *stk;
 
     if (!rec || !rec->ts || rec->woken)
         return 0;
     since = rec->since;
     now = bpf_ktime_get_ns();
-    /* runnable from now: sched_wakeup, which would say so a moment later
-     * (on this CPU, or on the task's once an IPI has queued it), is not
-     * traced as well (see on_wakeup) */
+    /* its first waking since it blocked: the later ones find it woken */
     rec->woken = now;
-    map = bpf_map_lookup_elem(&wakes, &g);
+    blocked = now > since ? now - since : 0;
     stk = bpf_map_lookup_elem(&stacks, &g);
     k = bpf_map_lookup_elem(&wake_key_scratch, &zero);
-    if (!map || !stk || !k)
+    if (!stk || !k)
         return 0;
-    __builtin_memset(k, 0, sizeof(*k));
-
+    tgid = TASK_FIELD(btf, p, tgid);
     pl = &rec->places[rec->id.place & 1];
-    k->woken.cgroup_id = rec->id.cgroup_id;
-    k->woken.tgid = TASK_FIELD(btf, p, tgid);
-    k->woken.tid = TASK_FIELD(btf, p, pid);
-    k->woken.state = rec->id.state;
-    k->woken.kthread = rec->id.kthread;
-    k->woken.uid = rec->id.uid;
-    k->woken.exec_id = rec->id.exec_id;
-    __builtin_memcpy(k->woken.comm, rec->id.comm, sizeof(k->woken.comm));
-    /* the pair is the woken task's: its cgroup's room holds all its stacks */
-    store_place(stk, pl, &pl->stored_gen, SCRATCH_WAKE, k->woken.cgroup_id, flips,
-                &k->woken.user_stack, &k->woken.kernel_stack);
 
-    k->kind = waker_stacks(ctx, cur, btf, &wp);
+    /* the waker: all of the pair that the woken's record does not hold */
+    __builtin_memset(&k->waker, 0, sizeof(k->waker));
+    k->waker.kind = waker_stacks(ctx, cur, btf, &wp);
     if (!wp)
         return 0;
-    if (k->kind == OFFCPU_WAKER_TASK || k->kind == OFFCPU_WAKER_UNKNOWN) {
-        current_waker(k, cur);
+    if (k->waker.kind == OFFCPU_WAKER_TASK || k->waker.kind == OFFCPU_WAKER_UNKNOWN) {
+        current_waker(&k->waker, cur);
     } else {
-        interrupt_name(k->comm, k->kind);
-        k->kthread = 1;
+        interrupt_name(k->waker.comm, k->waker.kind);
+        k->waker.kthread = 1;
     }
-    store_place(stk, wp, &wp->stored_gen, SCRATCH_WAKER, k->woken.cgroup_id, flips, &k->user_stack,
-                &k->kernel_stack);
-    add_wake(k, map, now > since ? now - since : 0, flips);
+    /* the pair is the woken task's: its cgroup's room holds all its stacks */
+    store_place(stk, wp, &wp->stored_gen, SCRATCH_WAKER, rec->id.cgroup_id, flips,
+                &k->waker.user_stack, &k->waker.kernel_stack);
+
+    v = cached_wake(rec, pl, tgid, tid, &k->waker, flips);
+    if (!v) {
+        k->woken.cgroup_id = rec->id.cgroup_id;
+        k->woken.tgid = tgid;
+        k->woken.tid = tid;
+        k->woken.state = rec->id.state;
+        k->woken.kthread = rec->id.kthread;
+        k->woken.uid = rec->id.uid;
+        k->woken.exec_id = rec->id.exec_id;
+        __builtin_memcpy(k->woken.comm, rec->id.comm, sizeof(k->woken.comm));
+        store_place(stk, pl, &pl->stored_gen, SCRATCH_WAKE, k->woken.cgroup_id, flips,
+                    &k->woken.user_stack, &k->woken.kernel_stack);
+        v = wake_entry(k, flips, &index, &exact);
+        pl->wake.gen1 = 0;
+        if (v && exact && agg_cache_valid(&rec->id, pl, tgid, tid, flips)) {
+            pl->wake.agg_index = pl->agg.index;
+            pl->wake.index = index;
+            pl->wake.waker = k->waker;
+            pl->wake.gen1 = flips + 1;
+        }
+    }
+    if (!v) {
+        stat_add(OFFCPU_STAT_WAKE_MAP_FULL, 1);
+        stat_add(OFFCPU_STAT_WAKE_LOST_NS, blocked);
+        return 0;
+    }
+    __sync_fetch_and_add(&v->blocked_ns, blocked);
+    __sync_fetch_and_add(&v->count, 1);
+    stat_add(OFFCPU_STAT_WAKES, 1);
     return 0;
 }
 

@@ -624,9 +624,9 @@ static json_t *collector_json(struct daemon *d)
 static json_t *missing_json(struct daemon *d)
 {
     json_t *a = json_array();
-    const char *m = d->collector ? collector_missing(d->collector) : NULL;
+    const char *m;
 
-    if (m)
+    for (uint32_t i = 0; d->collector && (m = collector_missing(d->collector, i)); i++)
         json_array_append_new(a, json_string(m));
     return a;
 }

@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "interrupt_text.h"
+#include "kernel_features.h"
 #include "percpu_vars.h"
 #include "log.h"
 #include "macro.h"
@@ -25,6 +26,19 @@
 #include "sorted_search.h"
 #include "tracepoint_id.h"
 #include "unwind_worker.h"
+
+/*
+ * Entries the programs index (aggregates, waker pairs): per generation, a
+ * hash map from each key to the index of its value in an array, which the
+ * daemon maps.
+ */
+struct indexed {
+    uint32_t cap; /* entries per generation; 0: none kept */
+    size_t value_size;
+    const void *values[2]; /* the arrays of both generations, mapped */
+    size_t values_size;
+    uint32_t *index; /* a drain's indexes, beside its keys */
+};
 
 struct collector {
     struct offcpu_bpf *skel;
@@ -37,15 +51,14 @@ struct collector {
     int ncpus;
     int64_t gen_start_ns; /* CLOCK_REALTIME when the current generation began */
     struct drained d;
-    uint32_t agg_cap, stack_cap, wake_cap; /* wake_cap 0: wakers off */
-    struct unwind_worker *unwind;          /* NULL with unwind = frame-pointer */
-    struct offcpu_unwind_row *rows;        /* unwind_rows, mapped */
+    uint32_t stack_cap;
+    struct unwind_worker *unwind;   /* NULL with unwind = frame-pointer */
+    struct offcpu_unwind_row *rows; /* unwind_rows, mapped */
     size_t rows_size;
-    /* agg_values0 and 1, mapped: the values the aggregate maps' keys index */
-    const struct offcpu_value *agg_values[2];
-    size_t agg_values_size;
-    uint32_t *agg_index; /* a drain's indexes, beside its keys */
-    const char *missing; /* a part that runs without what it needs, and why; NULL: none */
+    struct indexed aggs, wakes; /* wakes.cap 0: wakers off */
+    /* the parts that run without what they need, and why */
+    const char *missing[2];
+    uint32_t nmissing;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -78,21 +91,30 @@ static uint32_t unwind_rows_max(const struct collector_options *o)
  * after this: what is not read within STARTUP_TABLES_NS (a host of many
  * processes, a file that takes long to read) is left to the thread, which
  * reads every table again once the programs are attached. */
-/* The aggregates' values, read where the programs write them: a drain takes
- * those its keys name, not the whole arrays. */
-static int map_agg_values(struct collector *c)
+/* The values of a generation's indexed entries, read where the programs
+ * write them: a drain takes those its keys name, not the whole arrays. */
+static int indexed_map(struct indexed *x, const struct bpf_map *values0,
+                       const struct bpf_map *values1)
 {
-    const struct bpf_map *maps[2] = {c->skel->maps.agg_values0, c->skel->maps.agg_values1};
+    const struct bpf_map *maps[2] = {values0, values1};
 
-    c->agg_values_size = (size_t)c->agg_cap * sizeof(struct offcpu_value);
-    for (int g = 0; g < 2; g++) {
-        void *p = mmap(NULL, c->agg_values_size, PROT_READ, MAP_SHARED, bpf_map__fd(maps[g]), 0);
+    x->values_size = (size_t)x->cap * x->value_size;
+    for (int g = 0; g < 2 && x->cap; g++) {
+        void *p = mmap(NULL, x->values_size, PROT_READ, MAP_SHARED, bpf_map__fd(maps[g]), 0);
 
         if (p == MAP_FAILED)
             return -errno;
-        c->agg_values[g] = p;
+        x->values[g] = p;
     }
     return 0;
+}
+
+static void indexed_free(struct indexed *x)
+{
+    for (int g = 0; g < 2; g++)
+        if (x->values[g])
+            munmap((void *)x->values[g], x->values_size);
+    free(x->index);
 }
 
 static int open_unwind_tables(struct collector *c, const struct collector_options *o)
@@ -200,15 +222,12 @@ static int open_skeleton(const struct collector_options *o, const int *cgroup_fd
     /* off, the maps stay (the programs that are loaded name them) but hold one */
     bpf_map__set_max_entries(skel->maps.wake0, o->wakers ? o->agg_entries : 1);
     bpf_map__set_max_entries(skel->maps.wake1, o->wakers ? o->agg_entries : 1);
+    bpf_map__set_max_entries(skel->maps.wake_values0, o->wakers ? o->agg_entries : 1);
+    bpf_map__set_max_entries(skel->maps.wake_values1, o->wakers ? o->agg_entries : 1);
     bpf_program__set_autoload(skel->progs.on_waking_btf,
                               o->wakers && attach == COLLECTOR_ATTACH_TP_BTF);
     bpf_program__set_autoload(skel->progs.on_waking_raw,
                               o->wakers && attach == COLLECTOR_ATTACH_RAW_TP);
-    /* with wakers, on_waking notes when a task became runnable */
-    bpf_program__set_autoload(skel->progs.on_wakeup_btf,
-                              !o->wakers && attach == COLLECTOR_ATTACH_TP_BTF);
-    bpf_program__set_autoload(skel->progs.on_wakeup_raw,
-                              !o->wakers && attach == COLLECTOR_ATTACH_RAW_TP);
     if (o->wakers) {
         set_interrupt_text(skel);
         set_preempt_count(skel);
@@ -313,10 +332,24 @@ static void attach_mmap(struct collector *c, const struct collector_options *o)
         c->skel->links.on_mmap = link;
         return;
     }
-    c->missing = "code mapped is not recorded at the mmap (tracepoint syscalls/sys_exit_mmap "
-                 "needs tracefs: mount -t tracefs tracefs " TRACEFS "): a new process's first "
-                 "blocks may be short";
-    log_warning("%s (%s)", c->missing, strerror(errno));
+    c->missing[c->nmissing] =
+        "code mapped is not recorded at the mmap (tracepoint syscalls/sys_exit_mmap needs "
+        "tracefs: mount -t tracefs tracefs " TRACEFS "): a new process's first blocks may be short";
+    log_warning("%s (%s)", c->missing[c->nmissing++], strerror(errno));
+}
+
+/* The run-queue wait is the kernel's record (runnable_since in BPF); a
+ * kernel that keeps none has all of each off-CPU period blocked. */
+static void check_runnable_since(struct collector *c)
+{
+    int r = kernel_keeps_runnable_since();
+
+    if (r > 0)
+        return;
+    c->missing[c->nmissing] = "run-queue time is not told from blocked time (the kernel keeps "
+                              "no sched_info: CONFIG_SCHED_INFO, set with TASK_DELAY_ACCT or "
+                              "SCHEDSTATS)";
+    log_warning("%s (%s)", c->missing[c->nmissing++], r < 0 ? strerror(-r) : "not in its BTF");
 }
 
 static int load_and_attach(struct collector *c, const struct collector_options *o,
@@ -346,6 +379,7 @@ static int load_and_attach(struct collector *c, const struct collector_options *
     if (r < 0)
         return -errno;
     attach_mmap(c, o);
+    check_runnable_since(c);
     return 0;
 }
 
@@ -360,19 +394,22 @@ int collector_open(const struct collector_options *o, const int *trace_cgroup_fd
     if (!c)
         return -ENOMEM;
     c->ncpus = libbpf_num_possible_cpus();
-    c->agg_cap = o->agg_entries;
+    c->aggs = (struct indexed){.cap = o->agg_entries, .value_size = sizeof(struct offcpu_value)};
+    c->wakes = (struct indexed){.cap = o->wakers ? o->agg_entries : 0,
+                                .value_size = sizeof(struct offcpu_wake_value)};
     c->stack_cap = o->stack_entries;
-    c->d.keys = calloc(c->agg_cap, sizeof(*c->d.keys));
-    c->d.values = calloc(c->agg_cap, sizeof(*c->d.values));
-    c->agg_index = calloc(c->agg_cap, sizeof(*c->agg_index));
+    c->d.keys = calloc(c->aggs.cap, sizeof(*c->d.keys));
+    c->d.values = calloc(c->aggs.cap, sizeof(*c->d.values));
+    c->aggs.index = calloc(c->aggs.cap, sizeof(*c->aggs.index));
     c->d.stacks = calloc(c->stack_cap, sizeof(*c->d.stacks));
     c->d.stack_hashes = calloc(c->stack_cap, sizeof(*c->d.stack_hashes));
     c->d.index = calloc(c->stack_cap, sizeof(*c->d.index));
-    c->wake_cap = o->wakers ? o->agg_entries : 0;
-    c->d.wake_keys = calloc(c->wake_cap ?: 1, sizeof(*c->d.wake_keys));
-    c->d.wake_values = calloc(c->wake_cap ?: 1, sizeof(*c->d.wake_values));
-    if (c->ncpus <= 0 || !c->d.keys || !c->d.values || !c->agg_index || !c->d.stacks ||
-        !c->d.stack_hashes || !c->d.index || !c->d.wake_keys || !c->d.wake_values) {
+    c->d.wake_keys = calloc(c->wakes.cap ?: 1, sizeof(*c->d.wake_keys));
+    c->d.wake_values = calloc(c->wakes.cap ?: 1, sizeof(*c->d.wake_values));
+    c->wakes.index = calloc(c->wakes.cap ?: 1, sizeof(*c->wakes.index));
+    if (c->ncpus <= 0 || !c->d.keys || !c->d.values || !c->aggs.index || !c->d.stacks ||
+        !c->d.stack_hashes || !c->d.index || !c->d.wake_keys || !c->d.wake_values ||
+        !c->wakes.index) {
         collector_free(c);
         return -ENOMEM;
     }
@@ -383,7 +420,9 @@ int collector_open(const struct collector_options *o, const int *trace_cgroup_fd
                     "waiting 20ms after each flip instead of an RCU grace period");
     r = load_and_attach(c, o, trace_cgroup_fds, ntrace_cgroups);
     if (r == 0)
-        r = map_agg_values(c);
+        r = indexed_map(&c->aggs, c->skel->maps.agg_values0, c->skel->maps.agg_values1);
+    if (r == 0)
+        r = indexed_map(&c->wakes, c->skel->maps.wake_values0, c->skel->maps.wake_values1);
     if (r < 0) {
         collector_free(c);
         return r;
@@ -400,10 +439,8 @@ struct collector *collector_free(struct collector *c)
     unwind_worker_stop(c->unwind); /* before the maps it writes go */
     if (c->rows)
         munmap(c->rows, c->rows_size);
-    for (int g = 0; g < 2; g++)
-        if (c->agg_values[g])
-            munmap((void *)c->agg_values[g], c->agg_values_size);
-    free(c->agg_index);
+    indexed_free(&c->aggs);
+    indexed_free(&c->wakes);
     offcpu_bpf__destroy(c->skel);
     free(c->d.keys);
     free(c->d.values);
@@ -416,9 +453,9 @@ struct collector *collector_free(struct collector *c)
     return NULL;
 }
 
-const char *collector_missing(const struct collector *c)
+const char *collector_missing(const struct collector *c, uint32_t i)
 {
-    return c->missing;
+    return i < c->nmissing ? c->missing[i] : NULL;
 }
 
 const char *collector_attach_name(const struct collector *c)
@@ -459,6 +496,25 @@ static int drain_map(int fd, void *keys, size_t key_size, void *values, size_t v
                 return n;
             return -errno;
         }
+    }
+    return n;
+}
+
+/* Generation g's indexed entries: their keys, read and deleted from keys_map,
+ * and the values they index (zero for an index past the array: none). */
+static int indexed_drain(struct indexed *x, const struct bpf_map *keys_map, uint32_t g, void *keys,
+                         size_t key_size, void *values)
+{
+    int n = drain_map(bpf_map__fd(keys_map), keys, key_size, x->index, sizeof(*x->index), x->cap);
+
+    for (int i = 0; i < n; i++) {
+        char *to = (char *)values + (size_t)i * x->value_size;
+
+        if (x->index[i] < x->cap)
+            memcpy(to, (const char *)x->values[g] + (size_t)x->index[i] * x->value_size,
+                   x->value_size);
+        else
+            memset(to, 0, x->value_size);
     }
     return n;
 }
@@ -561,23 +617,20 @@ int collector_flip_and_drain(struct collector *c, struct drained **ret)
     if (c->unwind)
         unwind_worker_grace_period(c->unwind);
 
-    n = drain_map(bpf_map__fd(old & 1 ? c->skel->maps.agg1 : c->skel->maps.agg0), c->d.keys,
-                  sizeof(*c->d.keys), c->agg_index, sizeof(*c->agg_index), c->agg_cap);
+    n = indexed_drain(&c->aggs, old & 1 ? c->skel->maps.agg1 : c->skel->maps.agg0, old & 1,
+                      c->d.keys, sizeof(*c->d.keys), c->d.values);
     if (n < 0)
         return log_error_errno(n, "draining aggregates of generation %u: %s", old, strerror(-n));
-    for (int i = 0; i < n; i++)
-        c->d.values[i] = c->agg_index[i] < c->agg_cap ? c->agg_values[old & 1][c->agg_index[i]]
-                                                      : (struct offcpu_value){0};
     /* every index of the generation drained is free again */
     c->skel->bss->agg_used[old & 1] = 0;
     c->d.nwakes = 0;
-    if (c->wake_cap) {
-        int w = drain_map(bpf_map__fd(old & 1 ? c->skel->maps.wake1 : c->skel->maps.wake0),
-                          c->d.wake_keys, sizeof(*c->d.wake_keys), c->d.wake_values,
-                          sizeof(*c->d.wake_values), c->wake_cap);
+    if (c->wakes.cap) {
+        int w = indexed_drain(&c->wakes, old & 1 ? c->skel->maps.wake1 : c->skel->maps.wake0,
+                              old & 1, c->d.wake_keys, sizeof(*c->d.wake_keys), c->d.wake_values);
 
         if (w < 0)
             return log_error_errno(w, "draining wakers of generation %u: %s", old, strerror(-w));
+        c->skel->bss->wake_used[old & 1] = 0;
         c->d.nwakes = w;
     }
     /* last: the stacks of both maps are in it */

@@ -43,9 +43,9 @@ int collector_open(const struct collector_options *opts, const int *trace_cgroup
                    uint32_t ntrace_cgroups, struct collector **ret);
 struct collector *collector_free(struct collector *c);
 
-/* A part of the collector that runs without what it needs from the host, and
- * what is lost, in one line; NULL when nothing is missing. */
-const char *collector_missing(const struct collector *c);
+/* The i-th part of the collector that runs without what it needs from the
+ * host, and what is lost, in one line; NULL past the last. */
+const char *collector_missing(const struct collector *c, uint32_t i);
 
 /* "tp_btf" or "raw_tp". */
 const char *collector_attach_name(const struct collector *c);

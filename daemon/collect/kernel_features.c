@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "kernel_features.h"
 
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdbool.h>
@@ -80,4 +81,31 @@ int kernel_features_missing(char *buf, size_t size)
         missing++;
     }
     return missing;
+}
+
+static bool has_member(const struct btf *btf, const char *type, const char *member)
+{
+    int id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
+    const struct btf_type *t = id < 0 ? NULL : btf__type_by_id(btf, id);
+    const struct btf_member *m;
+
+    if (!t)
+        return false;
+    m = btf_members(t);
+    for (int i = 0; i < btf_vlen(t); i++, m++)
+        if (strcmp(btf__name_by_offset(btf, m->name_off), member) == 0)
+            return true;
+    return false;
+}
+
+int kernel_keeps_runnable_since(void)
+{
+    struct btf *btf = btf__load_vmlinux_btf();
+    int r;
+
+    if (!btf)
+        return -errno;
+    r = has_member(btf, "task_struct", "sched_info") && has_member(btf, "cfs_rq", "rq");
+    btf__free(btf);
+    return r;
 }

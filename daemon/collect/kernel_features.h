@@ -19,4 +19,10 @@
  * kernel on a new one. */
 int kernel_features_missing(char *buf, size_t size);
 
+/* Does the kernel keep when each task became runnable (sched_info, of
+ * CONFIG_SCHED_INFO, and a task's run queue through its cfs_rq), which
+ * tells run-queue time from blocked time? 1 yes, 0 no, or a negative errno
+ * (no kernel BTF to tell). */
+int kernel_keeps_runnable_since(void);
+
 #endif

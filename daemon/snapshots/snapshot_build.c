@@ -362,7 +362,7 @@ static void advance(struct snapshot_builder *b)
 }
 
 /* The waker of a drained pair as a key of its own, to be named as any is. */
-static void waker_key(const struct offcpu_wake_key *w, struct offcpu_key *ret)
+static void waker_key(const struct offcpu_waker *w, struct offcpu_key *ret)
 {
     *ret = (struct offcpu_key){
         .tgid = w->tgid,
@@ -391,7 +391,7 @@ static int add_wake_sets(struct snapshot_builder *b, struct cgroups *cg)
         return -ENOMEM;
     for (size_t i = 0; i < n; i++) {
         b->wake_keys[i] = b->d->wake_keys[i].woken;
-        waker_key(&b->d->wake_keys[i], &b->wake_keys[n + i]);
+        waker_key(&b->d->wake_keys[i].waker, &b->wake_keys[n + i]);
     }
     b->sets[b->nsets++] =
         (struct record_set){.keys = b->wake_keys, .n = n, .recs = b->wake_recs, .cg = cg};

@@ -6,7 +6,8 @@ runs only kernels made for it: the guest is emulated (TCG), ~20 s a boot here.
 In each: the daemon starts and attaches (tp_btf); a fresh copy of coreutils' sleep
 sleeping 1.2 s has that time, in a stack from its entry to nanosleep; bash, a stock
 program without frame pointers, waits in stacks that reach its entry; a known workload's
-sleeps and pipe reads add up, and its reader is woken by its feeder (wakers = yes); the
+sleeps and pipe reads add up, and its reader is woken by its feeder (wakers = yes); a
+thread's wait for a busy CPU is told from its sleep (run-queue time); the
 daemon says nothing is missing. The guest has no tracefs mounted: the daemon mounts it.
 
 The kernel package is downloaded once (apt-get download) and kept in KERNEL_CACHE."""
@@ -105,6 +106,7 @@ def make_initramfs(tmp: Path) -> Path:
     binaries = {PLAIN_BUILD / "daemon" / "offcpud": "opt/offcpud",
                 PLAIN_BUILD / "client" / "offcpuctl": "opt/offcpuctl",
                 WORKLOADS / "sleep_and_pipe": "opt/sleep_and_pipe",
+                WORKLOADS / "runq_sleeper": "opt/runq_sleeper",
                 **{Path(p): p.lstrip("/") for p in GUEST_PROGRAMS}}
     files = {}
     for binary, where in binaries.items():
@@ -225,6 +227,20 @@ def test_known_workload_adds_up(kernel):
     assert within(sum(s["total_ns"] for s in sleeps), truth["nanosleep_offcpu_ns"], 0.03), \
         (truth, mine)
     assert all(s["user"][0] == "clone3" for s in sleeps), sleeps
+
+
+def test_run_queue_time_is_the_kernels(kernel):
+    """runq_sleeper's 30 sleeps of 10 ms on a busy CPU: off-CPU time whole, and the wait
+    for the CPU after each wakeup apart, as the kernel keeps it (sched_info)."""
+    truth = json_of(kernel["runq_truth"])
+    sleeps = [s for s in json_of(kernel["runq"])["stacks"]
+              if s["tid"] == truth["tid"] and "sleep_10ms_on_busy_cpu" in s["user"]]
+    total = sum(s["total_ns"] for s in sleeps)
+    runq = sum(s["runq_ns"] for s in sleeps)
+    assert truth["runq_ns"] > 30 * 1_000_000, truth  # the spinners kept the CPU
+    assert within(total, truth["offcpu_ns"], 0.02), (truth, sleeps)
+    # the workload counts the timer's own latency as its wait for the CPU
+    assert within(runq, truth["runq_ns"], 0.10), (runq, truth, sleeps)
 
 
 def test_reader_woken_by_feeder(kernel):

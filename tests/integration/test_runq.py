@@ -1,9 +1,9 @@
 """Run-queue latency apart from blocked time: a thread sleeps 10 ms at a time on a CPU that
 pinned spinners keep busy, so after each wakeup it waits for the CPU. offcpud must charge
 each sleep (~10 ms) as blocked and the measured rest as runq, with totals unchanged, in
-dump's JSON and folded --time, top's RUNQ column and the Prometheus counters. With wakers
-on (the default) the wakeup is noted by the sched_waking program, with wakers off by
-sched_wakeup's: both are measured."""
+dump's JSON and folded --time, top's RUNQ column and the Prometheus counters. The moment
+it became runnable is the kernel's (sched_info), with wakers on (the default) and off:
+both are measured (with wakers on, sched_waking's program also marks the wakeup)."""
 import json
 import os
 import time

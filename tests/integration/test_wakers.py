@@ -222,3 +222,26 @@ def test_cached_wakers_equal_walked_wakers(start_daemon, tmp_path):
     # (mismatches are not asserted: the counters are of every task on the machine)
     off = walked.call("io.offcpud.Status")["parameters"]["collector"]
     assert off["waker_cache_hits"] == 0 and off["waker_walks"] > 0, off
+
+
+def test_each_block_paired_with_its_own_waker(start_daemon):
+    """A block woken by the waker of the block before at the same place, with the same
+    identity, adds to that pair by index; any other is paired anew. two_wakers' reader
+    blocks at one place, woken by two feeders in turns of two reads (a, a, b, b, ...),
+    and renames itself within a turn: each (reader name, feeder) pair has exactly its
+    reads."""
+    d = start_daemon("--interval", "200ms", "--wakers", "yes")
+    truth = run_workload("two_wakers", "--reads", "40")
+    time.sleep(0.5)  # drained
+    counts = {}
+    for s in wakers(d, "--tid", str(truth["reader_tid"]), "--since", "60s"):
+        if "read_one_byte" in s["user"]:
+            pair = (s["comm"], s["waker_comm"])
+            counts[pair] = counts.get(pair, 0) + s["count"]
+            assert ("feed_a" if s["waker_comm"] == "feeder_a" else "feed_b") in s["waker_user"], s
+    expected = {}
+    for i in range(truth["reads"]):
+        pair = ("reader_one" if i <= truth["reads"] // 2 else "reader_two",
+                ("feeder_a", "feeder_b")[(i >> 1) & 1])
+        expected[pair] = expected.get(pair, 0) + 1
+    assert counts == expected, counts

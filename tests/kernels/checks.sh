@@ -53,6 +53,11 @@ echo $bash >>"$out"
 part truth
 "$workloads/sleep_and_pipe" --sleeps 50 --writes 30 >>"$out"
 
+# a thread sleeping 10 ms at a time on a CPU that spinners keep busy: after
+# each wakeup it waits for the CPU (run-queue time, which the kernel keeps)
+part runq_truth
+"$workloads/runq_sleeper" --sleeps 30 >>"$out"
+
 sleep 1 # drained: the interval is 200 ms
 part csleep
 ctl dump --pid $csleep --format json --frame-detail
@@ -60,6 +65,8 @@ part bash
 ctl dump --pid $bash --format json --frame-detail
 part sleep_and_pipe
 ctl dump --comm sleep_and_pipe --group-by tid --format json
+part runq
+ctl dump --comm runq_sleeper --group-by tid --format json
 part wakers
 ctl --json wakers --comm sleep_and_pipe --group-by tid
 part status
