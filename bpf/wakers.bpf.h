@@ -230,7 +230,8 @@ cached_wake(const struct task_rec *rec, const struct place *pl, __u32 tgid, __u3
             const struct offcpu_waker *w, __u32 flips)
 {
     if (pl->wake.gen1 != flips + 1 || pl->wake.agg_index != pl->agg.index ||
-        !agg_cache_valid(&rec->id, pl, tgid, tid, flips) || !words_equal(&pl->wake.waker, w, sizeof(*w)))
+        !agg_cache_valid(&rec->id, pl, tgid, tid, flips) ||
+        !words_equal(&pl->wake.waker, w, sizeof(*w)))
         return NULL;
     return VALUE_AT(wake_values0, wake_values1, flips & 1, &pl->wake.index);
 }
@@ -260,7 +261,10 @@ static __always_inline struct offcpu_wake_value *wake_entry(struct offcpu_wake_k
         if (v)
             return v;
     }
-    return indexed_new(map, vals, k, (__u32 *)&wake_used[g], (const void *)&zero_wake, index);
+    /* flips & 1 again, not g: a 32-bit value spilled across the calls above
+     * comes back unbounded to 6.1's verifier */
+    return indexed_new(map, vals, k, (__u32 *)&wake_used[flips & 1], (const void *)&zero_wake,
+                       index);
 }
 
 struct {
