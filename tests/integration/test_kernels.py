@@ -14,8 +14,10 @@ The kernel package is downloaded once (apt-get download) and kept in KERNEL_CACH
 import os
 import re
 import shutil
+import socket
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -94,7 +96,7 @@ poweroff -f
 """
 
 
-def make_initramfs(tmp: Path) -> Path:
+def make_initramfs(tmp: Path, checks: Path = CHECKS) -> Path:
     root = tmp / "root"
     for d in ("bb", "proc", "sys", "dev", "tmp", "run", "opt"):
         (root / d).mkdir(parents=True)
@@ -102,7 +104,7 @@ def make_initramfs(tmp: Path) -> Path:
     os.symlink("busybox", root / "bb" / "sh")
     (root / "init").write_text(INIT)
     (root / "init").chmod(0o755)
-    shutil.copy(CHECKS, root / "checks.sh")
+    shutil.copy(checks, root / "checks.sh")
     binaries = {PLAIN_BUILD / "daemon" / "offcpud": "opt/offcpud",
                 PLAIN_BUILD / "client" / "offcpuctl": "opt/offcpuctl",
                 WORKLOADS / "sleep_and_pipe": "opt/sleep_and_pipe",
@@ -132,17 +134,68 @@ def make_initramfs(tmp: Path) -> Path:
     return image
 
 
-def boot(vmlinuz: Path, tmp: Path) -> str:
-    """Boot vmlinuz with the build's initramfs; what checks.sh wrote."""
-    image = make_initramfs(tmp)
-    console, results = tmp / "console.log", tmp / "results.txt"
-    res = subprocess.run(
+# Run instead of checks.sh to name a hung guest's addresses: Debian's System.map is a stub
+# (the real one is in the -dbg package); with KASLR off, the guest's own is the same at
+# every boot.
+KALLSYMS = ROOT / "tests" / "kernels" / "kallsyms.sh"
+
+
+def symbol_of(kallsyms: str, address: int) -> str:
+    """The kernel function at address, from /proc/kallsyms' text."""
+    best = None
+    for line in kallsyms.splitlines():
+        fields = line.split()
+        if len(fields) >= 3 and fields[1] in "tT":
+            value = int(fields[0], 16)
+            if value <= address and (not best or value > best[0]):
+                best = (value, fields[2])
+    return f"{best[1]}+{address - best[0]:#x}" if best else "?"
+
+
+def where_the_guest_is(monitor: Path) -> list:
+    """Each vCPU's instruction pointer, asked of a guest that did not finish."""
+    rips = []
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(str(monitor))
+        s.settimeout(2)
+        for cpu in range(2):
+            s.sendall(f"cpu {cpu}\ninfo registers\n".encode())
+            time.sleep(0.5)
+            try:
+                text = s.recv(1 << 20).decode(errors="replace")
+            except socket.timeout:
+                text = ""
+            rips += [(cpu, int(rip, 16)) for rip in re.findall(r"RIP=([0-9a-f]{16})", text)]
+    return rips
+
+
+def boot(vmlinuz: Path, tmp: Path, checks: Path = CHECKS, timeout: int = BOOT_TIMEOUT) -> str:
+    """Boot vmlinuz with the build's initramfs; what checks.sh wrote. A guest that does
+    not finish in time is reported with where its vCPUs were (KASLR off: named by a
+    second boot's /proc/kallsyms) and what it wrote."""
+    image = make_initramfs(tmp, checks)
+    console, results, monitor = tmp / "console.log", tmp / "results.txt", tmp / "monitor.sock"
+    qemu = subprocess.Popen(
         ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", "2048", "-smp", "2",
          "-display", "none", "-no-reboot", "-kernel", str(vmlinuz), "-initrd", str(image),
-         "-append", "console=ttyS0 panic=-1 quiet",
+         "-append", "console=ttyS0 panic=-1 quiet nokaslr",
+         "-monitor", f"unix:{monitor},server,nowait",
          "-serial", f"file:{console}", "-serial", f"file:{results}"],
-        capture_output=True, text=True, timeout=BOOT_TIMEOUT)
-    assert res.returncode == 0, res.stderr
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _, err = qemu.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        rips = where_the_guest_is(monitor)
+        qemu.kill()
+        qemu.communicate()
+        written = results.read_text(errors="replace") if results.exists() else ""
+        kallsyms = "" if checks == KALLSYMS else boot(vmlinuz, tmp / "kallsyms", KALLSYMS, 120)
+        where = "\n".join(f"vCPU {cpu}: RIP {rip:#x} {symbol_of(kallsyms, rip)}"
+                          for cpu, rip in rips)
+        raise AssertionError(f"the guest did not finish in {timeout} s\n{where}\n"
+                             f"it wrote:\n{written[-2000:]}\nconsole:\n"
+                             f"{console.read_text(errors='replace')[-2000:]}")
+    assert qemu.returncode == 0, err
     assert results.exists(), console.read_text(errors="replace")[-3000:]
     return results.read_text(errors="replace").replace("\r", "")
 
