@@ -227,10 +227,12 @@ static __always_inline void switch_out(void *ctx, struct task_rec *rec, const st
     rec->id.place =
         stacks_at(ctx, rec->places, PLACES, rec->id.place ^ 1, &rec->uncached, so, false, &walked);
     /* A short-lived process may be gone before the next drain: have its
-     * mappings read now. Not at a preemption: it may still be in ld.so. It
-     * may all the same (loading libraries from a cold cache): once more when
-     * a walk first goes through code mapped since its table was read. */
-    if (!so->kthread && so->state != OFFCPU_STATE_RUNNABLE &&
+     * mappings read now. Not at a preemption: it may still be in ld.so. Not
+     * inside execve: its new image has no code mapped yet (a block there
+     * waits for the lock of the address space it builds). It may all the
+     * same (loading libraries from a cold cache): once more when a walk
+     * first goes through code mapped since its table was read. */
+    if (!so->kthread && so->state != OFFCPU_STATE_RUNNABLE && !so->in_exec &&
         (!rec->announced ||
          (rec->announced == 1 && rec->places[rec->id.place & 1].walked & UNWIND_NEW_CODE))) {
         announce(so->tgid, so->exec_id,

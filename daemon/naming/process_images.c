@@ -342,13 +342,18 @@ const char *process_image_jit_symbol(struct process_images *pi, struct process_i
 int process_images_prefetch(struct process_images *pi, pid_t pid, uint32_t exec_id,
                             enum prefetch_when when)
 {
-    struct process_image *p;
+    struct process_image *p = NULL;
     int r = image_get(pi, pid, exec_id, ANNOUNCE_MAX_AGE_NS, &p);
 
     /* Read again what was read too early, even in this pass: a process gone
-     * before the next would keep its libraries unnamed. */
-    if (r == 0 && !p->frozen &&
-        (when == PREFETCH_MAPPED || (when == PREFETCH_FIRST_BLOCK && p->read_at_exec))) {
+     * before the next would keep its libraries unnamed. So is an image read
+     * as gone (no code mapped): an announcement of it says it lives. Read in
+     * the middle of its exec, it had no code yet; kept as gone, it would be
+     * frozen empty at the next exec, its frames all [unknown]. (A process
+     * that is gone fails to open its maps: it is not read again and again.) */
+    if ((r == 0 || r == -ESRCH) && p && !p->frozen &&
+        (r == -ESRCH || when == PREFETCH_MAPPED ||
+         (when == PREFETCH_FIRST_BLOCK && p->read_at_exec))) {
         r = image_refresh(pi, p);
         if (r == 0)
             r = p->error;
