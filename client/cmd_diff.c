@@ -102,9 +102,10 @@ static void fix_window(json_t *params, int64_t now)
     }
 }
 
-static int ask(const struct globals *g, json_t *params, const char *which, json_t **ret)
+/* A window's stacks: as frames for the flame graph (graph), else folded. */
+static int ask(const struct globals *g, json_t *params, const char *which, bool graph, json_t **ret)
 {
-    int r = daemon_call(g, "io.offcpud.Dump", params, ret);
+    int r = daemon_call(g, graph ? "io.offcpud.Dump" : "io.offcpud.Folded", params, ret);
 
     if (r != EXIT_OK)
         return r;
@@ -211,9 +212,9 @@ static int diff_run(struct query *q)
     now = clock_ns(CLOCK_REALTIME);
     fix_window(earlier, now);
     fix_window(q->params, now);
-    r = ask(q->g, earlier, "the earlier window", &before);
+    r = ask(q->g, earlier, "the earlier window", q->output, &before);
     if (r == EXIT_OK)
-        r = ask(q->g, q->params, "the later window", &after);
+        r = ask(q->g, q->params, "the later window", q->output, &after);
     if (r != EXIT_OK)
         return r;
     if (q->output)

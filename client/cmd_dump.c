@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "daemon_call.h"
+#include "folded_reply.h"
 #include "idle_note.h"
 #include "duration.h"
 #include "macro.h"
@@ -150,7 +151,10 @@ static int dump_run(struct query *q)
     if (r == EXIT_OK && out->format == FORMAT_PPROF)
         ask_for_pprof(q->params);
     if (r == EXIT_OK && out->format != FORMAT_SVG) {
-        r = daemon_call(q->g, "io.offcpud.Dump", q->params, &reply);
+        /* folded lines want the stacks as text: the daemon folds them */
+        r = daemon_call(q->g,
+                        out->format == FORMAT_FOLDED ? "io.offcpud.Folded" : "io.offcpud.Dump",
+                        q->params, &reply);
         idle_note(q->g, reply, NULL);
         if (r == EXIT_OK && json_array_size(json_object_get(reply, "stacks")) == 0)
             return selection_no_data(q->params, "that window");

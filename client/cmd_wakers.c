@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "daemon_call.h"
+#include "folded_reply.h"
 #include "idle_note.h"
 #include "duration.h"
 #include "macro.h"

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "folded_reply.h"
 #include "macro.h"
-#include "render.h"
 
 struct side_stack {
     char *stack;
@@ -61,21 +61,30 @@ static int diff_make(struct diff *d, const json_t *before, const json_t *after)
         return -ENOMEM;
     for (int side = 0; side < 2; side++) {
         double seconds = diff_window_seconds(replies[side]);
+        struct folded_reply fr;
         const json_t *s;
         size_t i;
+        int r = folded_reply_init(&fr, replies[side]);
 
         json_array_foreach(json_object_get(replies[side], "stacks"), i, s)
         {
             struct side_stack *row = &d->rows[d->n];
 
-            row->stack = render_folded_stack(s);
-            if (!row->stack)
-                return -ENOMEM;
+            if (r < 0)
+                break;
+            row->stack = folded_reply_stack(&fr, s);
+            if (!row->stack) {
+                r = errno == EBADMSG ? -EBADMSG : -ENOMEM;
+                break;
+            }
             row->us_per_s[side] =
                 seconds > 0 ? json_integer_value(json_object_get(s, "total_ns")) / 1e3 / seconds
                             : 0;
             d->n++;
         }
+        folded_reply_done(&fr);
+        if (r < 0)
+            return r;
     }
     qsort(d->rows, d->n, sizeof(*d->rows), by_stack);
     for (size_t i = 0; i < d->n; i++) {

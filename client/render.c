@@ -7,15 +7,9 @@
 #include <time.h>
 
 #include "duration.h"
+#include "folded.h"
 #include "macro.h"
 #include "name_escape.h"
-
-/* A frame must not break the line (';' separates frames, a newline lines),
- * read as a separator ("-", "--"), nor reach a terminal's controls. */
-static void put_frame(FILE *f, const char *s)
-{
-    name_escape_put(f, s, NAME_ESCAPE_CONTROL | NAME_ESCAPE_FOLDED);
-}
 
 /* Text that names something (a cgroup, a file) as a line for a terminal. */
 static void put_line(FILE *f, const char *s)
@@ -29,19 +23,13 @@ static void put_frames(FILE *f, const json_t *frames)
     size_t i;
     json_t *v;
 
-    json_array_foreach(frames, i, v)
-    {
-        fputc(';', f);
-        put_frame(f, json_string_value(v) ?: "?");
-    }
+    json_array_foreach(frames, i, v) folded_put_frame(f, json_string_value(v) ?: "?", 0);
 }
 
 static void put_frames_reversed(FILE *f, const json_t *frames)
 {
-    for (size_t i = json_array_size(frames); i-- > 0;) {
-        fputc(';', f);
-        put_frame(f, json_string_value(json_array_get(frames, i)) ?: "?");
-    }
+    for (size_t i = json_array_size(frames); i-- > 0;)
+        folded_put_frame(f, json_string_value(json_array_get(frames, i)) ?: "?", 0);
 }
 
 /* The waker of a Wakers stack, as offwaketime -f folds it: after "--", its
@@ -53,39 +41,43 @@ static void put_waker(FILE *f, const json_t *stack)
 
     fputs(";--", f);
     put_frames_reversed(f, json_object_get(stack, "waker_kernel"));
-    fputs(";-", f);
+    fputs(FOLDED_KERNEL_SEPARATOR, f);
     put_frames_reversed(f, json_object_get(stack, "waker_user"));
     if ((v = json_object_get(stack, "waker_tid")) && json_is_integer(v))
         fprintf(f, ";[tid %lld]", (long long)json_integer_value(v));
     if ((v = json_object_get(stack, "waker_pid")) && json_is_integer(v))
         fprintf(f, ";[pid %lld]", (long long)json_integer_value(v));
-    fputc(';', f);
-    put_frame(f, json_string_value(json_object_get(stack, "waker_comm")) ?: "?");
+    folded_put_frame(f, json_string_value(json_object_get(stack, "waker_comm")) ?: "?", 0);
+}
+
+/* The fields a Dump stack was grouped by, as it has them. */
+static struct folded_labels labels_of(const json_t *stack)
+{
+    const json_t *pid = json_object_get(stack, "pid"), *tid = json_object_get(stack, "tid");
+    const char *state = json_string_value(json_object_get(stack, "state"));
+
+    return (struct folded_labels){
+        .has_pid = json_is_integer(pid),
+        .has_tid = json_is_integer(tid),
+        .pid = (long long)json_integer_value(pid),
+        .tid = (long long)json_integer_value(tid),
+        .state = state ? state[0] : 0,
+        .cgroup = json_string_value(json_object_get(stack, "cgroup")),
+    };
 }
 
 char *render_folded_stack(const json_t *stack)
 {
+    struct folded_labels labels = labels_of(stack);
     char *text = NULL;
     size_t size = 0;
     FILE *f = open_memstream(&text, &size);
-    json_t *v;
 
     if (!f)
         return NULL;
-    put_frame(f, json_string_value(json_object_get(stack, "comm")) ?: "?");
-    if ((v = json_object_get(stack, "pid")) && json_is_integer(v))
-        fprintf(f, ";[pid %lld]", (long long)json_integer_value(v));
-    if ((v = json_object_get(stack, "tid")) && json_is_integer(v))
-        fprintf(f, ";[tid %lld]", (long long)json_integer_value(v));
-    if ((v = json_object_get(stack, "state")) && json_is_string(v))
-        fprintf(f, ";[state %s]", json_string_value(v));
-    if ((v = json_object_get(stack, "cgroup")) && json_is_string(v)) {
-        fputs(";[cgroup ", f);
-        put_frame(f, json_string_value(v));
-        fputc(']', f);
-    }
+    folded_put_head(f, json_string_value(json_object_get(stack, "comm")) ?: "?", &labels, 0);
     put_frames(f, json_object_get(stack, "user"));
-    fputs(";-", f);
+    fputs(FOLDED_KERNEL_SEPARATOR, f);
     put_frames(f, json_object_get(stack, "kernel"));
     if (json_object_get(stack, "waker_comm"))
         put_waker(f, stack);
@@ -122,55 +114,6 @@ int64_t stack_time_ns(const json_t *stack, enum stack_time which)
     default:
         return total;
     }
-}
-
-static char *folded_line(const json_t *stack, int64_t ns)
-{
-    _cleanup_free_ char *frames = render_folded_stack(stack);
-    char *line;
-
-    /* microseconds, rounded: the unit flame graph tools expect from offcputime */
-    if (!frames || asprintf(&line, "%s %lld", frames, (long long)((ns + 500) / 1000)) < 0)
-        return NULL;
-    return line;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-int render_folded(FILE *f, const json_t *reply, enum stack_time which)
-{
-    const json_t *stacks = json_object_get(reply, "stacks");
-    size_t n = 0, i;
-    _cleanup_free_ char **lines = calloc(json_array_size(stacks) ?: 1, sizeof(*lines));
-    const json_t *stack;
-    int r = 0;
-
-    if (!lines)
-        return -ENOMEM;
-    json_array_foreach(stacks, i, stack)
-    {
-        int64_t ns = stack_time_ns(stack, which);
-
-        /* a part of the time only: a stack that had none of it is not there
-         * (the total keeps every stack, as it always did) */
-        if (which != STACK_TIME_TOTAL && ns <= 0)
-            continue;
-        lines[n] = folded_line(stack, ns);
-        if (!lines[n++])
-            r = -ENOMEM;
-    }
-    /* sorted by text, so that two dumps diff cleanly */
-    if (r == 0) {
-        qsort(lines, n, sizeof(*lines), cmp_str);
-        for (i = 0; i < n; i++)
-            fprintf(f, "%s\n", lines[i]);
-    }
-    for (i = 0; i < n; i++)
-        free(lines[i]);
-    return r < 0 ? r : (int)n;
 }
 
 static const char *bytes_text(json_int_t v, char *buf, size_t size)

@@ -18,14 +18,6 @@ int stack_time_parse(const char *s, enum stack_time *ret);
 /* That time of a stack (or row) of a reply, in ns. */
 int64_t stack_time_ns(const json_t *stack, enum stack_time which);
 
-/* One line per stack of a Dump reply, sorted, in the folded format:
- * "comm;user-root;...;user-leaf;-;kernel-root;...;kernel-leaf VALUE_US",
- * VALUE_US being the time which. Fields the stacks were grouped by follow
- * comm as "[pid N]", "[tid N]", "[state S]", "[cgroup PATH]". A stack
- * without blocked or runq time has no line for it. Returns the number of
- * lines, or -errno. */
-int render_folded(FILE *f, const json_t *reply, enum stack_time which);
-
 /* The stack of a folded line, without its value (malloc'd; NULL: no memory).
  * A Wakers stack has its waker after "--" (see put_waker). */
 char *render_folded_stack(const json_t *stack);

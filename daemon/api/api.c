@@ -12,6 +12,7 @@
 
 #include "cgroup_unit.h"
 #include "daemon.h"
+#include "folded_rows.h"
 #include "frame_detail.h"
 #include "frame_rules.h"
 #include "log.h"
@@ -391,8 +392,8 @@ static json_t *query_answer(struct daemon *d, const struct query *q, const struc
     return reply;
 }
 
-/* Dump and Top: the query's rows under name. extra_group_by: what the method
- * adds to the query's group_by. */
+/* Dump, Wakers and Top: the query's rows under name. extra_group_by: what
+ * the method adds to the query's group_by. */
 static json_t *query_reply(struct daemon *d, const struct peer *peer, json_t *params,
                            unsigned extra_group_by, const char *name)
 {
@@ -505,6 +506,29 @@ static json_t *method_dump(void *userdata, const struct peer *peer, json_t *para
     bool detail = json_is_true(json_object_get(params, "frame_detail"));
 
     return query_reply(userdata, peer, params, detail ? QUERY_GROUP_WHERE : 0, "stacks");
+}
+
+/* Dump's stacks as folded text: offcpuctl dump and diff's lines. */
+static json_t *method_folded(void *userdata, const struct peer *peer, json_t *params)
+{
+    struct daemon *d = userdata;
+    struct query q;
+    struct query_result res;
+    char cgroup[PATH_MAX];
+    json_t *err, *reply;
+
+    err = run_query(d, peer, params, 0, &q, &res, cgroup, sizeof(cgroup));
+    if (err)
+        return err;
+    reply = query_answer(d, &q, &res);
+    if (q.limit)
+        json_object_set_new(reply, "stacks_total", json_integer((json_int_t)res.stacks));
+    if (folded_rows_set(reply, &d->ring.intern, &res, q.group_by) < 0) {
+        json_decref(reply);
+        reply = NULL;
+    }
+    query_result_done(&res);
+    return reply ? vl_reply_new(reply, false) : out_of_memory();
 }
 
 /* Who woke the tasks Dump would select: offcpuctl wakers. */
@@ -878,6 +902,11 @@ static const struct vl_param dump_params[] = {
     {"histograms", VL_BOOL, false},
     {NULL, 0, false},
 };
+static const struct vl_param folded_params[] = {
+    SELECTION_PARAMS,         {"min_total_ns", VL_INT, false},
+    {"limit", VL_INT, false}, {"group_by", VL_STRING_ARRAY, false},
+    {NULL, 0, false},
+};
 static const struct vl_param flame_params[] = {
     SELECTION_PARAMS,
     {"min_total_ns", VL_INT, false},
@@ -914,6 +943,7 @@ static const struct vl_param no_params[] = {{NULL, 0, false}};
 const struct vl_method api_methods[] = {
     {"io.offcpud.Dump", dump_params, ACCESS_OWN, method_dump},
     {"io.offcpud.Flame", flame_params, ACCESS_OWN, method_flame},
+    {"io.offcpud.Folded", folded_params, ACCESS_OWN, method_folded},
     {"io.offcpud.Timeline", timeline_params, ACCESS_OWN, method_timeline},
     {"io.offcpud.Status", no_params, ACCESS_OWN, method_status},
     {"io.offcpud.Stuck", stuck_params, ACCESS_OWN, method_stuck},

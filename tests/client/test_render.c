@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Folded lines from Dump replies: order, separators, rounding, grouping. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
-#include "render.h"
+#include "folded_reply.h"
 
 static char *folded_time(const char *reply_json, enum stack_time which)
 {
@@ -84,5 +85,38 @@ int main(void)
     CHECK(strcmp(text, "a;f;-;k 3000\na;g;-;k 2000\n") == 0, "runq time:\n%s", text);
     free(text);
     expect("total by default", split, "a;f;-;k 10000\na;g;-;k 2000\n");
+
+    /* Folded: names and paths once, stacks by index; the names come escaped */
+    expect("a Folded reply's stacks from its tables",
+           "{\"names\":[\"main\",\"serve\",\"schedule\",\"f\\\\x3bg\"],"
+           "\"paths\":[\"0 1\",\"2\",\"\",\"3 0\"],\"stacks\":["
+           "{\"head\":\"web;[pid 10]\",\"user\":0,\"kernel\":1,\"total_ns\":3000,"
+           "\"runq_ns\":0},"
+           "{\"head\":\"kworker\",\"user\":2,\"kernel\":1,\"total_ns\":1000,\"runq_ns\":0},"
+           "{\"head\":\"app\",\"user\":3,\"kernel\":1,\"total_ns\":2000,\"runq_ns\":0}]}",
+           "app;f\\x3bg;main;-;schedule 2\nkworker;-;schedule 1\nweb;[pid "
+           "10];main;serve;-;schedule 3\n");
+    {
+        static const char *const bad[] = {
+            "{\"names\":[\"a\"],\"paths\":[\"0\"],\"stacks\":[{\"head\":\"x\",\"user\":1,"
+            "\"kernel\":0,\"total_ns\":1}]}",
+            "{\"names\":[\"a\"],\"paths\":[\"0 1\"],\"stacks\":[{\"head\":\"x\",\"user\":0,"
+            "\"kernel\":0,\"total_ns\":1}]}",
+            "{\"names\":[\"a\"],\"paths\":[\"0x\"],\"stacks\":[{\"head\":\"x\",\"user\":0,"
+            "\"kernel\":0,\"total_ns\":1}]}",
+            "{\"names\":[\"a\"],\"paths\":[\"0\"],\"stacks\":[{\"user\":0,\"kernel\":0,"
+            "\"total_ns\":1}]}",
+        };
+
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+            json_t *reply = json_loads(bad[i], 0, NULL);
+            FILE *f = fopen("/dev/null", "w");
+
+            CHECK(render_folded(f, reply, STACK_TIME_TOTAL) == -EBADMSG,
+                  "indexes out of the tables, or no head, are a bad message: %s", bad[i]);
+            fclose(f);
+            json_decref(reply);
+        }
+    }
     return CHECK_EXIT();
 }

@@ -82,6 +82,7 @@ static void check_covered(const char *method, const json_t *params, const char *
 int main(void)
 {
     static const char *const dump_own[] = {"frame_detail", "histograms", "limit", NULL};
+    static const char *const folded_own[] = {"limit", NULL};
     static const char *const top_own[] = {"histograms", NULL};
     static const char *const timeline_own[] = {"buckets", NULL};
     static const char *const stuck_own[] = {"min_ns", NULL};
@@ -106,6 +107,9 @@ int main(void)
     CHECK(selection_group_by("pid,tid", params) == EXIT_OK, "--group-by");
     check_declared("io.offcpud.Dump", params);
     check_covered("io.offcpud.Dump", params, dump_own);
+    /* offcpuctl dump's folded lines come from Folded: the same selection */
+    check_declared("io.offcpud.Folded", params);
+    check_covered("io.offcpud.Folded", params, folded_own);
     check_declared("io.offcpud.Wakers", params);
     check_covered("io.offcpud.Wakers", params, (const char *const[]){NULL});
     json_object_del(params, "min_total_ns");

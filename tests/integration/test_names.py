@@ -169,3 +169,39 @@ def test_perf_map_names_are_not_separators(named):
              ["stacks"]]
     assert any(u[-2:] == ["run_jit_code", "-"] for u in users), users
     assert any(u[-2:] == ["--", "called_from_jit_10ms"] for u in users), users
+
+
+def folded_frame(text: str) -> str:
+    """A reply's name as one folded frame, by offcpuctl(1)'s rule: controls (C0, DEL, C1)
+    and ';' as "\\xNN" of their bytes, a name "-" or "--" with its first '-' so."""
+    out = "\\x2d" + text[1:] if text in ("-", "--") else text
+    return "".join(
+        "".join(f"\\x{b:02x}" for b in c.encode()) if c == ";" or ord(c) < 0x20 or
+        0x7f <= ord(c) <= 0x9f else c for c in out)
+
+
+@pytest.mark.parametrize("group_by", ["", "pid", "pid,tid,state,cgroup"])
+def test_folded_lines_are_dumps_stacks(named, group_by):
+    """offcpuctl dump's lines come from the daemon's Folded (names and paths sent once):
+    over one window, they are Dump's stacks, folded here by the documented rule."""
+    d, pid, _, _ = named
+    window = ["--pid", str(pid), "--since", "60s"]
+    reply = json.loads(ctl(d, "dump", *window, "--format", "json",
+                           *(["--group-by", group_by] if group_by else [])))
+    window = ["--pid", str(pid), "--since", f"@{(reply['start_ns'] + 1000) / 1e9:.6f}",
+              "--until", f"@{(reply['end_ns'] + 1000) / 1e9:.6f}"]
+    reply = json.loads(ctl(d, "dump", *window, "--format", "json",
+                           *(["--group-by", group_by] if group_by else [])))
+    want = []
+    for s in reply["stacks"]:
+        head = folded_frame(s["comm"])
+        for field in ("pid", "tid", "state"):
+            if s.get(field) is not None:
+                head += f";[{field} {s[field]}]"
+        if s.get("cgroup") is not None:
+            head += f";[cgroup {folded_frame(s['cgroup'])}]"
+        frames = "".join(";" + folded_frame(f) for f in s["user"]) + ";-" + \
+            "".join(";" + folded_frame(f) for f in s["kernel"])
+        want.append(f"{head}{frames} {(s['total_ns'] + 500) // 1000}")
+    got = clean(ctl(d, "dump", *window, *(["--group-by", group_by] if group_by else [])))
+    assert len(want) > 5 and got.splitlines() == sorted(want, key=lambda x: x.encode())
