@@ -140,9 +140,12 @@ def test_pid_exited_says_when_and_how_to_reach_it(daemon):
     line = one_line_error(run("--socket", daemon.sock, "dump", "--pid", str(truth["pid"]),
                               "--since", "1s"), 1)
     retention = daemon.call("io.offcpud.Status")["parameters"]["retention_ns"] // 60_000_000_000
-    m = re.search(rf"pid {truth['pid']} in that window: it exited at about (\d\d:\d\d:\d\d); "
+    # a time of another day than today's (past midnight) has its date
+    day = r"(?:\d{4}-\d\d-\d\d )?"
+    m = re.search(rf"pid {truth['pid']} in that window: it exited at about "
+                  rf"{day}(\d\d:\d\d:\d\d); "
                   rf"its data is kept for the history's length \({retention}m, until "
-                  r"(\d\d:\d\d:\d\d)\): ask for a window that "
+                  rf"({day}\d\d:\d\d:\d\d)\): ask for a window that "
                   r"reaches it, e.g. --since (\S+)$", line)
     assert m, line
     assert m.group(1) in (clock(time.time_ns() - s * 1_000_000_000) for s in range(1, 4)), line
