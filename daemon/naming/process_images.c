@@ -339,6 +339,17 @@ const char *process_image_jit_symbol(struct process_images *pi, struct process_i
     return img->perf_map ? perf_map_lookup(img->perf_map, addr) : NULL;
 }
 
+/* Hold the files p maps, and read its perf map: named even once it is gone. */
+static void image_hold(struct process_images *pi, struct process_image *p)
+{
+    for (size_t i = 0; i < p->maps.n; i++) {
+        if (p->maps.maps[i].kind == PROC_MAP_FILE)
+            image_file(pi, p, i);
+        else if (p->maps.maps[i].kind == PROC_MAP_ANON)
+            image_check_perf_map(pi, p);
+    }
+}
+
 int process_images_prefetch(struct process_images *pi, pid_t pid, uint32_t exec_id,
                             enum prefetch_when when)
 {
@@ -361,12 +372,7 @@ int process_images_prefetch(struct process_images *pi, pid_t pid, uint32_t exec_
     if (r < 0)
         return r;
     p->read_at_exec = when == PREFETCH_EXEC;
-    for (size_t i = 0; i < p->maps.n; i++) {
-        if (p->maps.maps[i].kind == PROC_MAP_FILE)
-            image_file(pi, p, i);
-        else if (p->maps.maps[i].kind == PROC_MAP_ANON)
-            image_check_perf_map(pi, p);
-    }
+    image_hold(pi, p);
     return 0;
 }
 
@@ -406,6 +412,23 @@ int process_images_inherit(struct process_images *pi, pid_t pid, pid_t parent, u
     i = sorted_search(pi->procs, pi->n_procs, sizeof(*pi->procs), &key, compare_image_to_key,
                       &found);
     from = found ? &pi->procs[i] : NULL;
+    /* A parent not read since it last mapped code is read now, once for all
+     * the children it forks: a new program that forks at once (perf bench
+     * sched messaging: 400 children) had every child's maps read. */
+    if (!from || (from->read_ns <= code_ns && !from->frozen && !from->gone_since_ns)) {
+        struct process_image *p;
+
+        r = image_get(pi, parent, exec_id, ANNOUNCE_MAX_AGE_NS, &p);
+        if (r == 0 && p->read_ns <= code_ns)
+            r = image_refresh(pi, p);
+        if (r < 0 || p->error < 0)
+            return -ESTALE;
+        image_hold(pi, p);
+        /* where it is now: the images may have moved */
+        i = sorted_search(pi->procs, pi->n_procs, sizeof(*pi->procs), &key, compare_image_to_key,
+                          &found);
+        from = found ? &pi->procs[i] : NULL;
+    }
     if (!from || from->error < 0 || from->frozen || from->gone_since_ns || from->read_ns <= code_ns)
         return -ESTALE;
     r = image_copy(pi, from, pid, &child);

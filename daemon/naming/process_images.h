@@ -73,10 +73,10 @@ int process_images_prefetch(struct process_images *pi, pid_t pid, uint32_t exec_
 
 /* Process pid was forked from parent, and has been running exec_id (the
  * parent's image) since. The parent last mapped code at code_ns
- * (CLOCK_MONOTONIC; 0: not since traced): if its mappings were read after
- * that, they are pid's too, taken with the files they hold, not read.
- * Otherwise -ESTALE, and nothing is done: pid's are read when it is
- * announced. */
+ * (CLOCK_MONOTONIC; 0: not since traced): its mappings read after that
+ * (now, if they were not) are pid's too, taken with the files they hold,
+ * not read. -ESTALE if the parent cannot be read (gone, replaced): pid's
+ * are read when it is announced. */
 int process_images_inherit(struct process_images *pi, pid_t pid, pid_t parent, uint32_t exec_id,
                            int64_t code_ns);
 
