@@ -44,10 +44,14 @@ static const char *path_text(struct folded_reply *r, const json_t *index)
     if (r->paths[i])
         return r->paths[i];
     p = json_string_value(json_array_get(json_object_get(r->reply, "paths"), (size_t)i));
+    if (!p) {
+        errno = EBADMSG;
+        return NULL;
+    }
     /* twice over the indexes: the text's size, then the text, in one
      * allocation (a whole window has millions of frames) */
     for (int pass = 0; pass < 2; pass++) {
-        for (q = p; q && *q;) {
+        for (q = p; *q;) {
             char *end;
             const json_t *name = json_array_get(names, strtoull(q, &end, 10));
 
@@ -63,10 +67,6 @@ static const char *path_text(struct folded_reply *r, const json_t *index)
                 out += json_string_length(name);
             }
             q = end + (*end == ' ');
-        }
-        if (!p) {
-            errno = EBADMSG;
-            return NULL;
         }
         if (pass == 0 && !(out = r->paths[i] = malloc(size))) {
             errno = ENOMEM;

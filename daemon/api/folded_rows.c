@@ -10,12 +10,12 @@
 #include "intern.h"
 #include "macro.h"
 
-/* Index 0 of each table: none yet. */
+/* One reply's tables, and where each name and path already is in them. */
 struct folded_tables {
     const struct intern *in;
     json_t *names, *paths;
-    uint32_t *name_of;  /* by string id: its index in names + 1 */
-    uint32_t *path_of;  /* by stack id: its index in paths + 1 */
+    uint32_t *name_of;  /* by string id: its index in names + 1 (0: not there yet) */
+    uint32_t *path_of;  /* by stack id: its index in paths + 1 (0: not there yet) */
     uint32_t collapsed; /* QUERY_KERNEL_COLLAPSED's path index + 1 */
 };
 
