@@ -200,6 +200,7 @@ int render_status(FILE *f, const json_t *st)
         {"pid", "pid", K_PLAIN},
         {"uptime_ns", "uptime", K_NS},
         {"attach", "attached with", K_PLAIN},
+        {"code_mapped_at", "code mapped seen at", K_PLAIN},
         {"interval_ns", "interval", K_DURATION},
         {"retention_ns", "retention", K_DURATION},
         {"snapshots", "snapshots", K_PLAIN},

@@ -834,10 +834,11 @@ static json_t *method_status(void *userdata, const struct peer *peer, json_t *pa
     if (d->collector)
         collector_read_counters(d->collector, d->stats.collector);
     /* the verdict first, as read; set once the counters it reads are in */
-    o = json_pack("{s:n, s:s, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I}", "verdict", "version",
+    o = json_pack("{s:n, s:s, s:I, s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "verdict", "version",
                   OFFCPUD_VERSION, "pid", (json_int_t)getpid(), "uptime_ns",
                   (json_int_t)(clock_ns(CLOCK_MONOTONIC) - d->started_mono_ns), "attach",
-                  d->collector ? collector_attach_name(d->collector) : "none", "interval_ns",
+                  d->collector ? collector_attach_name(d->collector) : "none", "code_mapped_at",
+                  d->collector ? collector_code_mapped_at(d->collector) : "none", "interval_ns",
                   (json_int_t)d->cfg.interval_ns, "retention_ns", (json_int_t)d->cfg.retention_ns,
                   "memory_limit", (json_int_t)d->cfg.memory_limit, "memory_used",
                   (json_int_t)ring_memory(r), "snapshots", (json_int_t)r->n);

@@ -56,6 +56,7 @@ struct collector {
     struct offcpu_unwind_row *rows; /* unwind_rows, mapped */
     size_t rows_size;
     struct indexed aggs, wakes; /* wakes.cap 0: wakers off */
+    const char *code_mapped_at; /* where code mapped is seen (attach_mmap) */
     /* the parts that run without what they need, and why */
     const char *missing[2];
     uint32_t nmissing;
@@ -204,6 +205,9 @@ static void set_preempt_count(struct offcpu_bpf *skel)
     skel->rodata->preempt_count_from_rq = d;
 }
 
+/* The function every mmap syscall returns through (on_mmap_fexit's) */
+#define MMAP_FUNCTION "ksys_mmap_pgoff"
+
 static int open_skeleton(const struct collector_options *o, const int *cgroup_fds,
                          uint32_t ncgroups, enum collector_attach attach, struct offcpu_bpf **ret)
 {
@@ -243,9 +247,15 @@ static int open_skeleton(const struct collector_options *o, const int *cgroup_fd
     if (o->cgroup_share < 100)
         set_room(skel, o);
     /* code mapped is recorded for the walk from call frame information only;
-     * attached apart (attach_mmap): it may have to do without */
-    bpf_program__set_autoload(skel->progs.on_mmap, o->unwind_dwarf);
-    bpf_program__set_autoattach(skel->progs.on_mmap, false);
+     * attached apart (attach_mmap): fexit where it attaches, else the
+     * syscall tracepoint, else without */
+    bpf_program__set_autoload(skel->progs.on_mmap_fexit, o->unwind_dwarf &&
+                                                             attach == COLLECTOR_ATTACH_TP_BTF &&
+                                                             kernel_fexit_loads(MMAP_FUNCTION) > 0);
+    bpf_program__set_attach_target(skel->progs.on_mmap_fexit, 0, MMAP_FUNCTION);
+    bpf_program__set_autoattach(skel->progs.on_mmap_fexit, false);
+    bpf_program__set_autoload(skel->progs.on_mmap_syscall, o->unwind_dwarf);
+    bpf_program__set_autoattach(skel->progs.on_mmap_syscall, false);
     /* run at each flip where iterators are (tp_btf) */
     skel->rodata->defer_charges = o->unwind_dwarf && attach == COLLECTOR_ATTACH_TP_BTF;
     bpf_program__set_autoload(skel->progs.charge_deferred, skel->rodata->defer_charges);
@@ -279,8 +289,8 @@ static int open_skeleton(const struct collector_options *o, const int *cgroup_fd
 #define TRACEFS         "/sys/kernel/tracing"
 #define DEBUGFS_TRACING "/sys/kernel/debug/tracing"
 
-/* on_mmap on a perf event on its tracepoint, whose id a child read from a
- * tracefs of its own: NULL, errno set, where that fails */
+/* on_mmap_syscall on a perf event on its tracepoint, whose id a child read
+ * from a tracefs of its own: NULL, errno set, where that fails */
 static struct bpf_link *attach_mmap_unmounted(struct bpf_program *prog)
 {
     struct bpf_link *link;
@@ -302,34 +312,58 @@ static struct bpf_link *attach_mmap_unmounted(struct bpf_program *prog)
 }
 
 /*
- * on_mmap is a classic tracepoint (syscalls/sys_exit_mmap): libbpf finds its id
- * through tracefs. Where tracefs is not mounted (a new VM, most containers),
- * the id comes from a tracefs that a child mounts in a mount namespace of its
- * own (tracepoint_id.h): nothing is mounted where anyone sees it. Where the
- * child may not have one (systemd's RestrictNamespaces=), the daemon mounts
- * tracefs in its own, which systemd made the service's. Where all of that
- * fails (a kernel without tracefs), it runs without: a new process's first
- * blocks may then be short until its mappings are read. Said once, and in
- * status.
+ * on_mmap_syscall is a classic tracepoint (syscalls/sys_exit_mmap): libbpf
+ * finds its id through tracefs. Where tracefs is not mounted (a new VM, most
+ * containers), the id comes from a tracefs that a child mounts in a mount
+ * namespace of its own (tracepoint_id.h): nothing is mounted where anyone
+ * sees it. Where the child may not have one (systemd's RestrictNamespaces=),
+ * the daemon mounts tracefs in its own, which systemd made the service's.
  */
-static void attach_mmap(struct collector *c, const struct collector_options *o)
+static struct bpf_link *attach_mmap_syscall(struct bpf_program *prog)
 {
-    struct bpf_program *prog = c->skel->progs.on_mmap;
     struct bpf_link *link = NULL;
     struct stat st;
 
-    if (!o->unwind_dwarf)
-        return;
     if (stat(TRACEFS "/events", &st) < 0 && stat(DEBUGFS_TRACING "/events", &st) < 0) {
         link = attach_mmap_unmounted(prog);
         if (!link &&
             mount("tracefs", TRACEFS, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0)
             log_info("mounted tracefs on " TRACEFS " (for tracepoint syscalls/sys_exit_mmap)");
     }
-    if (!link)
-        link = bpf_program__attach(prog);
+    return link ? link : bpf_program__attach(prog);
+}
+
+/*
+ * Code mapped is seen at fexit of MMAP_FUNCTION where the kernel has
+ * trampolines (with tp_btf; not every architecture had them as early): it
+ * costs the mmaps only, and needs no tracefs. Else through the syscall
+ * tracepoint, which costs every task's every syscall its slow path. Where
+ * both fail (a kernel without tracefs), it runs without: a new process's
+ * first blocks may then be short until its mappings are read. Said once, and
+ * in status.
+ */
+static void attach_mmap(struct collector *c, const struct collector_options *o)
+{
+    struct offcpu_bpf *skel = c->skel;
+    struct bpf_link *link = NULL;
+
+    if (!o->unwind_dwarf)
+        return;
+    if (bpf_program__fd(skel->progs.on_mmap_fexit) >= 0) {
+        link = bpf_program__attach(skel->progs.on_mmap_fexit);
+        if (link) {
+            skel->links.on_mmap_fexit = link;
+            c->code_mapped_at = "fexit " MMAP_FUNCTION;
+            return;
+        }
+        log_info("fexit/" MMAP_FUNCTION " did not attach (%s): code mapped is seen through "
+                 "the tracepoint syscalls/sys_exit_mmap",
+                 strerror(errno));
+    }
+    link = attach_mmap_syscall(skel->progs.on_mmap_syscall);
     if (link) {
-        c->skel->links.on_mmap = link;
+        skel->links.on_mmap_syscall = link;
+        c->code_mapped_at = "tracepoint syscalls/sys_exit_mmap";
         return;
     }
     c->missing[c->nmissing] =
@@ -461,6 +495,11 @@ const char *collector_missing(const struct collector *c, uint32_t i)
 const char *collector_attach_name(const struct collector *c)
 {
     return c->attach == COLLECTOR_ATTACH_RAW_TP ? "raw_tp" : "tp_btf";
+}
+
+const char *collector_code_mapped_at(const struct collector *c)
+{
+    return c->code_mapped_at ? c->code_mapped_at : "none";
 }
 
 /*

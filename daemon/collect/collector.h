@@ -50,6 +50,10 @@ const char *collector_missing(const struct collector *c, uint32_t i);
 /* "tp_btf" or "raw_tp". */
 const char *collector_attach_name(const struct collector *c);
 
+/* Where the programs see a process map code: "fexit ksys_mmap_pgoff", "tracepoint
+ * syscalls/sys_exit_mmap", or "none" (frame pointers only, or neither attached). */
+const char *collector_code_mapped_at(const struct collector *c);
+
 /* Flip to the other generation and drain the one that was current into d
  * (whose buffers belong to the collector and stay valid until the next call). */
 int collector_flip_and_drain(struct collector *c, struct drained **ret);

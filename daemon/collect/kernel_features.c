@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "kernel_features.h"
 
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -108,4 +109,32 @@ int kernel_keeps_runnable_since(void)
     r = has_member(btf, "task_struct", "sched_info") && has_member(btf, "cfs_rq", "rq");
     btf__free(btf);
     return r;
+}
+
+int kernel_fexit_loads(const char *function)
+{
+    /* r0 = 0; exit */
+    const struct bpf_insn insns[] = {
+        {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0},
+        {.code = BPF_JMP | BPF_EXIT},
+    };
+    struct btf *btf;
+    int id, fd;
+
+    if (assumed_missing("fexit"))
+        return 0;
+    btf = btf__load_vmlinux_btf();
+    if (!btf)
+        return -errno;
+    id = btf__find_by_name_kind(btf, function, BTF_KIND_FUNC);
+    btf__free(btf);
+    if (id <= 0)
+        return 0;
+    LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FEXIT,
+                .attach_btf_id = id);
+    fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns, ARRAY_SIZE(insns), &opts);
+    if (fd < 0)
+        return 0;
+    close(fd);
+    return 1;
 }

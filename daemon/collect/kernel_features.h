@@ -25,4 +25,11 @@ int kernel_features_missing(char *buf, size_t size);
  * (no kernel BTF to tell). */
 int kernel_keeps_runnable_since(void);
 
+/* Does a program at fexit of the kernel's function (in its BTF) load? 1
+ * yes; 0 no: not in the BTF, or the kernel refuses (fentry and fexit load
+ * with EPERM on some hypervisors' kernels); a negative errno where there is
+ * no kernel BTF to tell. "fexit" in OFFCPUD_ASSUME_MISSING makes it 0. It
+ * may still not attach (no trampolines on the architecture). */
+int kernel_fexit_loads(const char *function);
+
 #endif

@@ -58,7 +58,20 @@ part truth
 part runq_truth
 "$workloads/runq_sleeper" --sleeps 30 >>"$out"
 
+# a parent that dlopens a library (a copy: rows no process had) just before it forks 4
+# children, which sleep in it: the mmap is seen (status code_mapped_at), so the naming
+# side reads the parent again once and each child takes that
+cp "$workloads/libblock_at_once.so" "$work/libforked.so"
+part mapped_before
+ctl status --json
+part mapped_truth
+"$workloads/fork_children" 4 "$work/libforked.so" | tail -n 1 >>"$out"
+
 sleep 1 # drained: the interval is 200 ms
+part mapped_after
+ctl status --json
+part mapped
+ctl dump --comm fork_children --group-by pid --format json
 part csleep
 ctl dump --pid $csleep --format json --frame-detail
 part bash
