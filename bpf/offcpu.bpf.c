@@ -195,7 +195,7 @@ int BPF_PROG(on_exec_raw, struct task_struct *p, pid_t old_pid, struct linux_bin
  * back (remember_mapping looks the mapping up). fexit, where trampolines
  * are (with tp_btf): it costs only the mmaps. A syscall tracepoint, the
  * fallback, turns on the slow path of every syscall of every task on the
- * host: 3-4% of a pinned pipe's throughput on these machines.
+ * host: 3.3% of a pinned pipe's round trips under offcpud on these machines.
  */
 static __always_inline int on_mmap(long ret)
 {
