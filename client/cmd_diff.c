@@ -110,7 +110,7 @@ static int ask(const struct globals *g, json_t *params, const char *which, bool 
     if (r != EXIT_OK)
         return r;
     idle_note(g, *ret, which);
-    if (json_array_size(json_object_get(*ret, "stacks")) == 0)
+    if (reply_stacks_count(*ret) == 0)
         return selection_no_data(params, which);
     return EXIT_OK;
 }

@@ -156,7 +156,7 @@ static int dump_run(struct query *q)
                         out->format == FORMAT_FOLDED ? "io.offcpud.Folded" : "io.offcpud.Dump",
                         q->params, &reply);
         idle_note(q->g, reply, NULL);
-        if (r == EXIT_OK && json_array_size(json_object_get(reply, "stacks")) == 0)
+        if (r == EXIT_OK && reply_stacks_count(reply) == 0)
             return selection_no_data(q->params, "that window");
     }
     if (r != EXIT_OK)

@@ -222,8 +222,8 @@ int daemon_error_explain(const char *socket, const char *method, const json_t *r
 /* Has the answer anything in it? */
 static bool answer_has_data(const json_t *reply)
 {
-    return json_array_size(json_object_get(reply, "stacks")) ||
-           json_array_size(json_object_get(reply, "rows")) || param_int(reply, "records", 0) > 0;
+    return reply_stacks_count(reply) || json_array_size(json_object_get(reply, "rows")) ||
+           param_int(reply, "records", 0) > 0;
 }
 
 void answer_notes_print(const json_t *request, const json_t *reply)

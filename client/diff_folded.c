@@ -51,41 +51,40 @@ static void diff_done(struct diff *d)
 static int diff_make(struct diff *d, const json_t *before, const json_t *after)
 {
     const json_t *replies[2] = {before, after};
-    size_t cap = json_array_size(json_object_get(before, "stacks")) +
-                 json_array_size(json_object_get(after, "stacks")),
-           out = 0;
+    struct folded_reply fr[2];
+    size_t out = 0;
+    int r = folded_reply_init(&fr[0], before);
 
     d->n = 0;
-    d->rows = calloc(cap ?: 1, sizeof(*d->rows));
-    if (!d->rows)
-        return -ENOMEM;
+    d->rows = NULL;
+    if (r < 0)
+        return r;
+    r = folded_reply_init(&fr[1], after);
+    if (r < 0) {
+        folded_reply_done(&fr[0]);
+        return r;
+    }
+    d->rows = calloc(fr[0].n + fr[1].n ?: 1, sizeof(*d->rows));
+    r = d->rows ? 0 : -ENOMEM;
     for (int side = 0; side < 2; side++) {
         double seconds = diff_window_seconds(replies[side]);
-        struct folded_reply fr;
-        const json_t *s;
-        size_t i;
-        int r = folded_reply_init(&fr, replies[side]);
 
-        json_array_foreach(json_object_get(replies[side], "stacks"), i, s)
-        {
+        for (size_t i = 0; r == 0 && i < fr[side].n; i++) {
             struct side_stack *row = &d->rows[d->n];
 
-            if (r < 0)
-                break;
-            row->stack = folded_reply_stack(&fr, s);
+            row->stack = folded_reply_stack(&fr[side], i, "");
             if (!row->stack) {
                 r = errno == EBADMSG ? -EBADMSG : -ENOMEM;
                 break;
             }
             row->us_per_s[side] =
-                seconds > 0 ? json_integer_value(json_object_get(s, "total_ns")) / 1e3 / seconds
-                            : 0;
+                seconds > 0 ? folded_reply_time(&fr[side], i, STACK_TIME_TOTAL) / 1e3 / seconds : 0;
             d->n++;
         }
-        folded_reply_done(&fr);
-        if (r < 0)
-            return r;
+        folded_reply_done(&fr[side]);
     }
+    if (r < 0)
+        return r;
     qsort(d->rows, d->n, sizeof(*d->rows), by_stack);
     for (size_t i = 0; i < d->n; i++) {
         if (out > 0 && strcmp(d->rows[out - 1].stack, d->rows[i].stack) == 0) {

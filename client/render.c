@@ -101,19 +101,30 @@ int stack_time_parse(const char *s, enum stack_time *ret)
     return -EINVAL;
 }
 
-int64_t stack_time_ns(const json_t *stack, enum stack_time which)
+size_t reply_stacks_count(const json_t *reply)
 {
-    int64_t total = json_integer_value(json_object_get(stack, "total_ns"));
-    int64_t runq = json_integer_value(json_object_get(stack, "runq_ns"));
+    const json_t *stacks = json_object_get(reply, "stacks");
 
+    return json_is_object(stacks) ? json_array_size(json_object_get(stacks, "head"))
+                                  : json_array_size(stacks);
+}
+
+int64_t stack_time_of(int64_t total_ns, int64_t runq_ns, enum stack_time which)
+{
     switch (which) {
     case STACK_TIME_BLOCKED:
-        return total - runq;
+        return total_ns - runq_ns;
     case STACK_TIME_RUNQ:
-        return runq;
+        return runq_ns;
     default:
-        return total;
+        return total_ns;
     }
+}
+
+int64_t stack_time_ns(const json_t *stack, enum stack_time which)
+{
+    return stack_time_of(json_integer_value(json_object_get(stack, "total_ns")),
+                         json_integer_value(json_object_get(stack, "runq_ns")), which);
 }
 
 static const char *bytes_text(json_int_t v, char *buf, size_t size)

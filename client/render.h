@@ -18,6 +18,13 @@ int stack_time_parse(const char *s, enum stack_time *ret);
 /* That time of a stack (or row) of a reply, in ns. */
 int64_t stack_time_ns(const json_t *stack, enum stack_time which);
 
+/* How many stacks a reply has: a Dump's or Wakers' (an array of them) or
+ * a Folded's (by column, io.offcpud.varlink: FoldedStacks). */
+size_t reply_stacks_count(const json_t *reply);
+
+/* That time of a stack that had total_ns, runq_ns of it waiting for a CPU. */
+int64_t stack_time_of(int64_t total_ns, int64_t runq_ns, enum stack_time which);
+
 /* The stack of a folded line, without its value (malloc'd; NULL: no memory).
  * A Wakers stack has its waker after "--" (see put_waker). */
 char *render_folded_stack(const json_t *stack);

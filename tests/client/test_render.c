@@ -86,34 +86,48 @@ int main(void)
     free(text);
     expect("total by default", split, "a;f;-;k 10000\na;g;-;k 2000\n");
 
-    /* Folded: names and paths once, stacks by index; the names come escaped */
+    /* Folded: names, paths and heads once, stacks by column; the names come escaped */
     expect("a Folded reply's stacks from its tables",
            "{\"names\":[\"main\",\"serve\",\"schedule\",\"f\\\\x3bg\"],"
-           "\"paths\":[\"0 1\",\"2\",\"\",\"3 0\"],\"stacks\":["
-           "{\"head\":\"web;[pid 10]\",\"user\":0,\"kernel\":1,\"total_ns\":3000,"
-           "\"runq_ns\":0},"
-           "{\"head\":\"kworker\",\"user\":2,\"kernel\":1,\"total_ns\":1000,\"runq_ns\":0},"
-           "{\"head\":\"app\",\"user\":3,\"kernel\":1,\"total_ns\":2000,\"runq_ns\":0}]}",
+           "\"paths\":[\"0 1\",\"2\",\"\",\"3 0\"],\"heads\":[\"web;[pid 10]\",\"kworker\","
+           "\"app\"],\"stacks\":{\"head\":[0,1,2],\"user\":[0,2,3],\"kernel\":[1,1,1],"
+           "\"total_ns\":[3000,1000,2000],\"runq_ns\":[0,0,0]}}",
            "app;f\\x3bg;main;-;schedule 2\nkworker;-;schedule 1\nweb;[pid "
            "10];main;serve;-;schedule 3\n");
     {
+        const char *times = "{\"names\":[\"f\",\"k\"],\"paths\":[\"0\",\"1\"],\"heads\":[\"a\"],"
+                            "\"stacks\":{\"head\":[0,0],\"user\":[0,1],\"kernel\":[1,1],"
+                            "\"total_ns\":[10000000,2000000],\"runq_ns\":[3000000,2000000]}}";
+        char *got = folded_time(times, STACK_TIME_BLOCKED);
+
+        CHECK(strcmp(got, "a;f;-;k 7000\n") == 0, "a Folded reply's blocked time:\n%s", got);
+        free(got);
+    }
+    {
         static const char *const bad[] = {
-            "{\"names\":[\"a\"],\"paths\":[\"0\"],\"stacks\":[{\"head\":\"x\",\"user\":1,"
-            "\"kernel\":0,\"total_ns\":1}]}",
-            "{\"names\":[\"a\"],\"paths\":[\"0 1\"],\"stacks\":[{\"head\":\"x\",\"user\":0,"
-            "\"kernel\":0,\"total_ns\":1}]}",
-            "{\"names\":[\"a\"],\"paths\":[\"0x\"],\"stacks\":[{\"head\":\"x\",\"user\":0,"
-            "\"kernel\":0,\"total_ns\":1}]}",
-            "{\"names\":[\"a\"],\"paths\":[\"0\"],\"stacks\":[{\"user\":0,\"kernel\":0,"
-            "\"total_ns\":1}]}",
+            /* a path index past paths */
+            "{\"names\":[\"a\"],\"paths\":[\"0\"],\"heads\":[\"x\"],\"stacks\":{\"head\":[0],"
+            "\"user\":[1],\"kernel\":[0],\"total_ns\":[1],\"runq_ns\":[0]}}",
+            /* a name index past names */
+            "{\"names\":[\"a\"],\"paths\":[\"0 1\"],\"heads\":[\"x\"],\"stacks\":{\"head\":[0],"
+            "\"user\":[0],\"kernel\":[0],\"total_ns\":[1],\"runq_ns\":[0]}}",
+            /* a path that is not indexes */
+            "{\"names\":[\"a\"],\"paths\":[\"0x\"],\"heads\":[\"x\"],\"stacks\":{\"head\":[0],"
+            "\"user\":[0],\"kernel\":[0],\"total_ns\":[1],\"runq_ns\":[0]}}",
+            /* a head index past heads */
+            "{\"names\":[\"a\"],\"paths\":[\"0\"],\"heads\":[\"x\"],\"stacks\":{\"head\":[1],"
+            "\"user\":[0],\"kernel\":[0],\"total_ns\":[1],\"runq_ns\":[0]}}",
+            /* columns of other lengths */
+            "{\"names\":[\"a\"],\"paths\":[\"0\"],\"heads\":[\"x\"],\"stacks\":{\"head\":[0,0],"
+            "\"user\":[0],\"kernel\":[0,0],\"total_ns\":[1,1],\"runq_ns\":[0,0]}}",
         };
 
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
             json_t *reply = json_loads(bad[i], 0, NULL);
             FILE *f = fopen("/dev/null", "w");
 
-            CHECK(render_folded(f, reply, STACK_TIME_TOTAL) == -EBADMSG,
-                  "indexes out of the tables, or no head, are a bad message: %s", bad[i]);
+            CHECK(reply && render_folded(f, reply, STACK_TIME_TOTAL) == -EBADMSG,
+                  "indexes out of the tables, or columns apart, are a bad message: %s", bad[i]);
             fclose(f);
             json_decref(reply);
         }
