@@ -297,17 +297,25 @@ int BPF_PROG(on_wakeup_new_raw, struct task_struct *p)
     return on_wakeup_new(p, false);
 }
 
-/* wakers = yes: a blocked task paired with its waker (wakers.bpf.h). */
+/* wakers = yes: a blocked task paired with its waker (wakers.bpf.h). The
+ * daemon loads one: _btf where the kernel has bpf_rdonly_cast (6.2),
+ * _btf_read where it does not, _raw with raw_tp. */
 SEC("tp_btf/sched_waking")
 int BPF_PROG(on_waking_btf, struct task_struct *p)
 {
-    return on_waking(ctx, p, true);
+    return on_waking(ctx, p, true, true);
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(on_waking_btf_read, struct task_struct *p)
+{
+    return on_waking(ctx, p, true, false);
 }
 
 SEC("raw_tp/sched_waking")
 int BPF_PROG(on_waking_raw, struct task_struct *p)
 {
-    return on_waking(ctx, p, false);
+    return on_waking(ctx, p, false, false);
 }
 
 /* The place of a still-blocked task, copied out by the iterator. */

@@ -112,7 +112,14 @@ static __always_inline void interrupt_name(char comm[16], __u32 kind)
 #define HARDIRQ_MASK   0x000f0000
 #define NMI_MASK       0x00f00000
 
-static __always_inline __u32 waker_context(struct task_struct *cur)
+/* A typed view of any kernel address, read by plain loads (kernel 6.2):
+ * bpf_probe_read_kernel, which 6.1 needs, costs a sixth of a wakeup's
+ * program. Weak: programs that do not call it load where it is missing. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+/* typed: read with bpf_rdonly_cast (the daemon loads this program where
+ * the kernel has it), else with bpf_probe_read_kernel */
+static __always_inline __u32 waker_context(struct task_struct *cur, const bool typed)
 {
     struct rq *rq;
     int pc;
@@ -121,8 +128,18 @@ static __always_inline __u32 waker_context(struct task_struct *cur)
         return OFFCPU_WAKER_UNKNOWN;
     /* the current task's run queue is this CPU's, whatever its class */
     rq = cur->se.cfs_rq->rq;
-    if (!rq || bpf_probe_read_kernel(&pc, sizeof(pc), (void *)rq + preempt_count_from_rq))
+    if (!rq)
         return OFFCPU_WAKER_UNKNOWN;
+    if (typed) {
+        /* an int at its start, as the preempt count is */
+        const struct refcount_struct *count =
+            bpf_rdonly_cast((void *)((__u64)rq + preempt_count_from_rq),
+                            bpf_core_type_id_kernel(struct refcount_struct));
+
+        pc = count->refs.counter;
+    } else if (bpf_probe_read_kernel(&pc, sizeof(pc), (void *)rq + preempt_count_from_rq)) {
+        return OFFCPU_WAKER_UNKNOWN;
+    }
     if (pc & NMI_MASK)
         return OFFCPU_WAKER_NMI;
     if (pc & HARDIRQ_MASK)
@@ -151,9 +168,9 @@ struct {
  * from its frames; one done anyway names it by them.
  */
 static __always_inline __u32 waker_stacks(void *ctx, struct task_struct *cur, const bool btf,
-                                          struct place **ret_place)
+                                          const bool typed, struct place **ret_place)
 {
-    __u32 context = waker_context(cur), zero = 0, none = 0, kind;
+    __u32 context = waker_context(cur, typed), zero = 0, none = 0, kind;
     bool kthread = !!(cur->flags & PF_KTHREAD), walked;
     /* an interrupt has no user stack of its own; unknown, the frames tell */
     struct switch_out so = {
@@ -280,7 +297,8 @@ struct {
  * woke a task that never left the CPU. p's record is not written meanwhile:
  * p runs nowhere, and charge_blocked moves only ts.
  */
-static __always_inline int on_waking(void *ctx, struct task_struct *p, const bool btf)
+static __always_inline int on_waking(void *ctx, struct task_struct *p, const bool btf,
+                                     const bool typed)
 {
     __u32 tid = TASK_FIELD(btf, p, pid), tgid, flips = gen, g = flips & 1, zero = 0, index = 0;
     struct task_rec *rec = record_if_any(p, tid, btf);
@@ -308,7 +326,7 @@ static __always_inline int on_waking(void *ctx, struct task_struct *p, const boo
 
     /* the waker: all of the pair that the woken's record does not hold */
     __builtin_memset(&k->waker, 0, sizeof(k->waker));
-    k->waker.kind = waker_stacks(ctx, cur, btf, &wp);
+    k->waker.kind = waker_stacks(ctx, cur, btf, typed, &wp);
     if (!wp)
         return 0;
     if (k->waker.kind == OFFCPU_WAKER_TASK || k->waker.kind == OFFCPU_WAKER_UNKNOWN) {

@@ -111,6 +111,27 @@ int kernel_keeps_runnable_since(void)
     return r;
 }
 
+/* name's id among the functions of the kernel's BTF: > 0, 0 where it is
+ * not there, or a negative errno (no kernel BTF). */
+static int function_id(const char *name)
+{
+    struct btf *btf = btf__load_vmlinux_btf();
+    int id;
+
+    if (!btf)
+        return -errno;
+    id = btf__find_by_name_kind(btf, name, BTF_KIND_FUNC);
+    btf__free(btf);
+    return id > 0 ? id : 0;
+}
+
+int kernel_has_function(const char *name)
+{
+    int id = assumed_missing(name) ? 0 : function_id(name);
+
+    return id < 0 ? id : id > 0;
+}
+
 int kernel_fexit_loads(const char *function)
 {
     /* r0 = 0; exit */
@@ -118,18 +139,10 @@ int kernel_fexit_loads(const char *function)
         {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0},
         {.code = BPF_JMP | BPF_EXIT},
     };
-    struct btf *btf;
-    int id, fd;
+    int id = assumed_missing("fexit") ? 0 : function_id(function), fd;
 
-    if (assumed_missing("fexit"))
-        return 0;
-    btf = btf__load_vmlinux_btf();
-    if (!btf)
-        return -errno;
-    id = btf__find_by_name_kind(btf, function, BTF_KIND_FUNC);
-    btf__free(btf);
     if (id <= 0)
-        return 0;
+        return id;
     LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FEXIT,
                 .attach_btf_id = id);
     fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns, ARRAY_SIZE(insns), &opts);

@@ -25,6 +25,11 @@ int kernel_features_missing(char *buf, size_t size);
  * (no kernel BTF to tell). */
 int kernel_keeps_runnable_since(void);
 
+/* Is name a function in the kernel's BTF (a kfunc a program may call, a
+ * function fentry/fexit may name)? 1 yes, 0 no, or a negative errno (no
+ * kernel BTF to tell). name in OFFCPUD_ASSUME_MISSING makes it 0. */
+int kernel_has_function(const char *name);
+
 /* Does a program at fexit of the kernel's function (in its BTF) load? 1
  * yes; 0 no: not in the BTF, or the kernel refuses (fentry and fexit load
  * with EPERM on some hypervisors' kernels); a negative errno where there is
