@@ -77,13 +77,16 @@ static pid_t program_child(void)
         _exit(127);
     }
     for (int i = 0; i < 200; i++) {
-        bool libc = false;
+        bool libc = false, program = false;
 
+        /* libc alone is no sign: the child has this test's until it execs */
         if (proc_maps_read(pid, &m) == 0)
-            for (size_t k = 0; k < m.n; k++)
+            for (size_t k = 0; k < m.n; k++) {
                 libc |= m.maps[k].path && strstr(m.maps[k].path, "/libc.so");
+                program |= m.maps[k].path && strcmp(m.maps[k].path, "/usr/bin/sleep") == 0;
+            }
         proc_maps_done(&m);
-        if (libc)
+        if (libc && program)
             break;
         usleep(10000);
     }
