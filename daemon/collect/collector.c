@@ -229,8 +229,10 @@ static int open_skeleton(const struct collector_options *o, const int *cgroup_fd
     bpf_map__set_max_entries(skel->maps.wake1, o->wakers ? o->agg_entries : 1);
     bpf_map__set_max_entries(skel->maps.wake_values0, o->wakers ? o->agg_entries : 1);
     bpf_map__set_max_entries(skel->maps.wake_values1, o->wakers ? o->agg_entries : 1);
-    /* the waker's context is read directly where the kernel can cast */
-    typed = kernel_has_function("bpf_rdonly_cast") > 0;
+    /* the waker's context is read directly where the kernel can cast (asked
+     * only where a waker program of tp_btf is loaded) */
+    typed = o->wakers && attach == COLLECTOR_ATTACH_TP_BTF &&
+            kernel_has_function("bpf_rdonly_cast") > 0;
     bpf_program__set_autoload(skel->progs.on_waking_btf,
                               o->wakers && attach == COLLECTOR_ATTACH_TP_BTF && typed);
     bpf_program__set_autoload(skel->progs.on_waking_btf_read,
