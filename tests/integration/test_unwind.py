@@ -630,6 +630,8 @@ def assert_whole(daemon, truth, function, wait, calls, offcpu_ns, tid=None):
     that switched out: every block in the kernel's wait (a short stack too, which would
     not name function or reach the entry) counts as a call seen."""
     which = ["--pid", str(truth["pid"])] + (["--tid", str(truth[tid])] if tid else [])
+    # the workload has ended: its last waits are charged as they end, drained after
+    drained_after(daemon, time.time_ns(), "--pid", str(truth["pid"]))
     _, stacks = entry_share(daemon, truth["pid"])
     if tid:
         stacks = daemon.dump_json(*which, "--since", "120s", "--frame-detail")["stacks"]
