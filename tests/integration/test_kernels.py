@@ -313,7 +313,8 @@ def test_known_workload_adds_up(kernel):
 
 def test_run_queue_time_is_the_kernels(kernel):
     """runq_sleeper's 30 sleeps of 10 ms on a busy CPU: off-CPU time whole, and the wait
-    for the CPU after each wakeup apart, as the kernel keeps it (sched_info)."""
+    for the CPU after each wakeup apart, as the kernel keeps it (sched_info's run_delay,
+    which the sleeper reads around each sleep)."""
     truth = json_of(kernel["runq_truth"])
     sleeps = [s for s in json_of(kernel["runq"])["stacks"]
               if s["tid"] == truth["tid"] and "sleep_10ms_on_busy_cpu" in s["user"]]
@@ -321,8 +322,9 @@ def test_run_queue_time_is_the_kernels(kernel):
     runq = sum(s["runq_ns"] for s in sleeps)
     assert truth["runq_ns"] > 30 * 1_000_000, truth  # the spinners kept the CPU
     assert within(total, truth["offcpu_ns"], 0.02), (truth, sleeps)
-    # the workload counts the timer's own latency as its wait for the CPU
-    assert within(runq, truth["runq_ns"], 0.10), (runq, truth, sleeps)
+    # not the workload's own rest (its sleeps' wall time past the deadline): that holds
+    # the timer's lateness, which a loaded host lengthens (83 ms against 10% more, once)
+    assert within(runq, truth["run_delay_ns"], 0.05), (runq, truth, sleeps)
 
 
 def test_reader_woken_by_feeder(kernel):

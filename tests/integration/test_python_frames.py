@@ -58,7 +58,8 @@ PROGRAMS = {"python3": [PYTHON], "embedded": [str(WORKLOADS / "embedded_python")
 
 def run_python(d: Daemon, tmp_path, mode: str, seconds: float, program="python3"):
     """The workload in mode, from its start in the cgroup; (status while it ran, the
-    counters' growth over its run, what it printed last, its pid)."""
+    counters' growth over its run, what it printed last, its pid, the time halfway
+    through its run, when that status was read)."""
     before = collector(d)["collector"]
     proc = subprocess.Popen([*PROGRAMS[program], str(WORKLOADS / "python_waits.py"), mode,
                              str(seconds), str(tmp_path)], preexec_fn=into_cgroup,
@@ -66,6 +67,7 @@ def run_python(d: Daemon, tmp_path, mode: str, seconds: float, program="python3"
     try:
         assert proc.stdout.readline().startswith("ready")
         time.sleep(seconds / 2)
+        half_ns = time.time_ns()
         during = collector(d)
         out = proc.stdout.read()
     finally:
@@ -73,7 +75,7 @@ def run_python(d: Daemon, tmp_path, mode: str, seconds: float, program="python3"
     time.sleep(0.5)  # counters are read live; this is only for the last switch-outs
     after = collector(d)["collector"]
     grew = {k: after[k] - before[k] for k in after if k.startswith("python_")}
-    return during, grew, json.loads(out.strip().splitlines()[-1]), str(proc.pid)
+    return during, grew, json.loads(out.strip().splitlines()[-1]), str(proc.pid), half_ns
 
 
 @pytest.mark.parametrize("program", PROGRAMS)
@@ -82,7 +84,7 @@ def test_python_recognised_and_frames_walked(daemon, tmp_path, program):
     CPython of a known version, and each walk finds on average at least the frames of
     a thread blocked there (the main thread, in join and sleep, has fewer, and is one
     thread of six)."""
-    during, grew, seen, pid = run_python(daemon, tmp_path, "waits", 3, program)
+    during, grew, seen, pid, _ = run_python(daemon, tmp_path, "waits", 3, program)
     assert during["python_processes"] >= 1, during
     assert during["python_unknown_version"] == 0, during
     text = daemon.ctl("status").stdout
@@ -120,7 +122,7 @@ def test_gil_waits_counted(daemon, tmp_path):
     """Two threads running Python take the GIL from each other every 5 ms: the one
     left waiting blocks in a futex on the GIL, which the collector tells from the
     registers alone."""
-    _, grew, _, _ = run_python(daemon, tmp_path, "gil", 2)
+    _, grew, _, _, _ = run_python(daemon, tmp_path, "gil", 2)
     assert grew["python_gil_waits"] >= 50, grew
 
 
@@ -135,10 +137,14 @@ def python_frames(user):
 def waits(daemon, tmp_path_factory, request):
     """The waits workload (in Debian's python3, and in 3.12 and 3.13, whose libpython is
     a library of its own, as in a program that embeds it), its threads as traceback saw
-    them, and its stacks (by tid, with frame detail) once it exited."""
+    them, and its stacks (by tid, with frame detail) over the second half of its run,
+    once it exited. Waits that began and ended before the daemon read the rows of a new
+    library are cut at their native part, with their Python frames kept after
+    "[python: not woven]" (test_python_recognised_and_frames_walked); an ASan daemon on a
+    loaded host took up to 200 ms of the run's start to read 3.12's libpython (CI)."""
     home = tmp_path_factory.mktemp("waits")
-    _, _, seen, pid = run_python(daemon, home, "waits", 4, request.param)
-    reply = daemon.dump_json("--pid", pid, "--since", "60s", "--group-by", "tid",
+    _, _, seen, pid, half_ns = run_python(daemon, home, "waits", 4, request.param)
+    reply = daemon.dump_json("--pid", pid, "--since", at(half_ns), "--group-by", "tid",
                              "--frame-detail")
     # the same window drawn, and as a pprof profile
     window = ("--pid", pid, "--since", at(reply["start_ns"]), "--until", at(reply["end_ns"]))
@@ -159,21 +165,20 @@ def test_thread_time_in_its_python_functions(waits, thread):
               seen[thread]["frames"]]
     mine = [s for s in stacks if s.get("tid") == seen[thread]["tid"]]
     total = sum(s["total_ns"] for s in mine)
-    right = 0
+    right, wrong = 0, []
     for s in mine:
         user = s["user_frames"]
-        if python_frames(user) != expect:
-            continue
-        first = next(i for i, f in enumerate(user) if "line" in f)
-        last = max(i for i, f in enumerate(user) if "line" in f)
-        # native frames on both sides: the thread's start, and the C code it blocked in
-        if first > 0 and user[0]["name"] in ("clone3", "clone") and last + 1 < len(user) and \
-                "line" not in user[last + 1]:
-            right += s["total_ns"]
+        if python_frames(user) == expect:
+            first = next(i for i, f in enumerate(user) if "line" in f)
+            last = max(i for i, f in enumerate(user) if "line" in f)
+            # native frames on both sides: the thread's start, and the C code it blocked in
+            if first > 0 and user[0]["name"] in ("clone3", "clone") and \
+                    last + 1 < len(user) and "line" not in user[last + 1]:
+                right += s["total_ns"]
+                continue
+        wrong.append((s["total_ns"], [f["name"] for f in user][-10:]))
     assert total > 0 and right >= 0.95 * total, (
-        thread, right / total if total else None, expect,
-        sorted(((s["total_ns"], python_frames(s["user_frames"])) for s in mine),
-               reverse=True)[:3])
+        thread, right / total if total else None, expect, sorted(wrong, reverse=True)[:3])
 
 
 def test_flame_graph_draws_python_frames_in_their_colour(waits, tmp_path):
@@ -226,7 +231,7 @@ def test_gil_wait_shown_with_its_holder_as_waker(daemon, tmp_path, program):
     shown as such, and (wakers on by default) the thread that woke it is the holder,
     with its Python frames (the others are the 5 ms timer of CPython's wait, and the
     main thread)."""
-    _, _, seen, pid = run_python(daemon, tmp_path, "gil_held", 3, program)
+    _, _, seen, pid, _ = run_python(daemon, tmp_path, "gil_held", 3, program)
     spin = seen["spin_1-1"]["tid"]
     stacks = [s for s in daemon.dump_json("--pid", pid, "--since", "60s", "--group-by",
                                           "tid,state")["stacks"]
@@ -287,7 +292,7 @@ def test_first_blocks_and_blocks_in_new_code_keep_their_python_frames(daemon, tm
     the Python frames walked at the block come back after the native frames of the
     resumed walk. Either way, the thread's time is in stacks with its frames."""
     before = collector(daemon)["collector"]
-    _, _, seen, pid = run_python(daemon, tmp_path, "dlopen", 3, program)
+    _, _, seen, pid, _ = run_python(daemon, tmp_path, "dlopen", 3, program)
     seen = seen["dlopen_1-0"]
     want = [f"{name} ({os.path.basename(path)}:{line})" for name, path, line in
             seen["frames"][-3:]]
