@@ -289,6 +289,7 @@ int render_status(FILE *f, const json_t *st)
         {"unwind_tables_cut", "unwind tables cut", K_PLAIN},
         {"unwind_files_read", "unwind files read", K_PLAIN},
         {"unwind_files_debug_frame", "from .debug_frame", K_PLAIN},
+        {"unwind_files_shared", "unwind files shared", K_PLAIN},
         {"unwind_build_ns", "unwind rows built in", K_NS},
         {"unwind_files_lingering", "unwind files lingering", K_PLAIN},
         {"unwind_linger_reuses", "unwind linger reuses", K_PLAIN},

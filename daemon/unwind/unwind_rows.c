@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "array.h"
 #include "cfi_check.h"
@@ -603,26 +604,28 @@ static Elf *debug_file_of(Elf *elf, pid_t pid, const char *path, int *fd)
     return NULL;
 }
 
-int unwind_rows_derive_fd(int fd, pid_t pid, const char *path, struct unwind_budget *budget,
-                          struct unwind_rows *ret)
+int unwind_source_open(int fd, pid_t pid, const char *path, struct unwind_source *ret)
 {
-    _cleanup_close_ int debug_fd = -EBADF;
-    Elf *elf, *debug = NULL;
-    int r;
-
+    *ret = (struct unwind_source){.debug_fd = -EBADF};
     elf_version(EV_CURRENT);
-    elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-    if (!elf)
+    ret->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    if (!ret->elf)
         return -ENOEXEC;
-    if (elf_kind(elf) == ELF_K_ELF) {
-        debug = debug_file_of(elf, pid, path, &debug_fd);
-        r = unwind_rows_derive(elf, debug, budget, ret);
-    } else {
-        r = -ENOEXEC;
+    if (elf_kind(ret->elf) != ELF_K_ELF) {
+        unwind_source_close(ret);
+        return -ENOEXEC;
     }
-    elf_end(debug);
-    elf_end(elf);
-    return r;
+    ret->debug = debug_file_of(ret->elf, pid, path, &ret->debug_fd);
+    return 0;
+}
+
+void unwind_source_close(struct unwind_source *s)
+{
+    elf_end(s->debug);
+    elf_end(s->elf);
+    if (s->debug_fd >= 0)
+        close(s->debug_fd);
+    *s = (struct unwind_source){.debug_fd = -EBADF};
 }
 
 void unwind_rows_done(struct unwind_rows *r)

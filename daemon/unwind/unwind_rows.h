@@ -50,10 +50,18 @@ struct unwind_rows {
  * -ETIME or -ECANCELED as the budget says, -ENOMEM. */
 int unwind_rows_derive(Elf *elf, Elf *debug, struct unwind_budget *budget, struct unwind_rows *ret);
 
-/* The same, of the ELF file open on fd; its debug file is looked for as
- * process pid sees path, the file's name (NULL: not looked for). */
-int unwind_rows_derive_fd(int fd, pid_t pid, const char *path, struct unwind_budget *budget,
-                          struct unwind_rows *ret);
+/* An ELF file open to derive its rows from, and its debug file where they
+ * would need it (NULL otherwise). */
+struct unwind_source {
+    Elf *elf, *debug;
+    int debug_fd;
+};
+
+/* The ELF file open on fd (which stays the caller's) as a source; its debug
+ * file is looked for as process pid sees path, the file's name (NULL: not
+ * looked for). -ENOEXEC if it is not ELF. */
+int unwind_source_open(int fd, pid_t pid, const char *path, struct unwind_source *ret);
+void unwind_source_close(struct unwind_source *s);
 
 /* The ELF address of file offset offset in an executable segment of r, or
  * -ENOENT. */

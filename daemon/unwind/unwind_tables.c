@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "cfi_digest.h"
 #include "clock.h"
 #include "file_cache.h"
 #include "macro.h"
@@ -43,7 +44,9 @@ struct table_file {
     size_t nsegs;
     unsigned users;     /* process tables naming it */
     int64_t idle_since; /* CLOCK_MONOTONIC: when the last table naming it went (0: in use) */
-    struct python_layout python; /* runtime_vaddr 0: not CPython */
+    struct python_layout python;     /* runtime_vaddr 0: not CPython */
+    uint8_t digest[CFI_DIGEST_SIZE]; /* of its CFI, if digested */
+    bool digested;
 };
 
 struct table_proc {
@@ -87,8 +90,12 @@ struct unwind_tables {
 int unwind_tables_new(struct offcpu_unwind_row *rows, uint32_t rows_max, int procs_fd, int files_fd,
                       int64_t linger_ns, struct unwind_tables **ret)
 {
-    struct unwind_tables *t = calloc(1, sizeof(*t));
+    struct unwind_tables *t;
+    int r = cfi_digest_init(); /* here, before the unwind thread starts */
 
+    if (r < 0)
+        return r;
+    t = calloc(1, sizeof(*t));
     if (!t)
         return -ENOMEM;
     t->rows = rows;
@@ -176,6 +183,42 @@ static void count_refused(struct unwind_tables *t, pid_t pid, const char *path, 
     e->error = error;
 }
 
+/* A file known, with rows, whose CFI has that digest; NULL if none. A scan:
+ * most files differ in the digest's first bytes, and a scan of 65,536 costs
+ * less than the digest of one new file's CFI. */
+static const struct table_file *file_alike(const struct unwind_tables *t,
+                                           const uint8_t digest[CFI_DIGEST_SIZE])
+{
+    for (size_t i = 0; i < t->nfiles; i++)
+        if (t->files[i]->first >= 0 && t->files[i]->digested &&
+            memcmp(t->files[i]->digest, digest, CFI_DIGEST_SIZE) == 0)
+            return t->files[i];
+    return NULL;
+}
+
+/* f's rows, of the file open on fd (path, as pid sees it, to find its debug
+ * file): those of a file known with the same CFI (*alike), else derived into
+ * rows. */
+static int rows_of(struct unwind_tables *t, int fd, pid_t pid, const char *path,
+                   struct table_file *f, struct unwind_rows *rows, const struct table_file **alike)
+{
+    struct unwind_budget budget = unwind_budget_for_file(t->stop, t->stop_at);
+    struct unwind_source src;
+    int r = unwind_source_open(fd, pid, path, &src);
+
+    *alike = NULL;
+    *rows = (struct unwind_rows){0};
+    if (r < 0)
+        return r;
+    f->digested = cfi_digest(src.elf, src.debug, f->digest) == 0;
+    if (f->digested)
+        *alike = file_alike(t, f->digest);
+    if (!*alike)
+        r = unwind_rows_derive(src.elf, src.debug, &budget, rows);
+    unwind_source_close(&src);
+    return r;
+}
+
 /* Read the rows of the file open on fd (path, as pid sees it, to find its
  * debug file) into the array, if there is room. -ECANCELED when the reading
  * was stopped: the file is not known then. */
@@ -183,37 +226,45 @@ static int load_rows(struct unwind_tables *t, int fd, pid_t pid, const char *pat
                      struct table_file *f)
 {
     int64_t started = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-    struct unwind_budget budget = unwind_budget_for_file(t->stop, t->stop_at);
+    const struct table_file *alike;
     struct unwind_rows rows;
     int64_t first;
+    size_t n;
     int r;
 
     f->first = -1;
-    r = unwind_rows_derive_fd(fd, pid, path, &budget, &rows);
-    t->stats.build_ns += (uint64_t)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - started);
+    r = rows_of(t, fd, pid, path, f, &rows, &alike);
     if (r == -ECANCELED)
         return r;
-    t->stats.files_read++;
-    if (r == -ENODATA || r == -ENOEXEC)
-        t->stats.files_without_cfi++;
-    else if (r < 0)
-        count_refused(t, pid, path, r);
-    if (r < 0)
+    if (alike) {
+        t->stats.files_shared++;
+    } else {
+        t->stats.files_read++;
+        t->stats.files_debug_frame += r >= 0 && rows.debug_frame;
+        if (r == -ENODATA || r == -ENOEXEC)
+            t->stats.files_without_cfi++;
+        else if (r < 0)
+            count_refused(t, pid, path, r);
+    }
+    if (r < 0) {
+        t->stats.build_ns += (uint64_t)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - started);
         return 0;
-    first = row_space_take(&t->space, (uint32_t)rows.n);
+    }
+    n = alike ? alike->count : rows.n;
+    first = row_space_take(&t->space, (uint32_t)n);
     if (first < 0) {
         t->stats.files_over_budget++;
     } else {
-        t->stats.files_debug_frame += rows.debug_frame;
-        memcpy(&t->rows[first], rows.rows, rows.n * sizeof(*rows.rows));
+        memcpy(&t->rows[first], alike ? &t->rows[alike->first] : rows.rows, n * sizeof(*rows.rows));
         f->first = first;
-        f->count = (uint32_t)rows.n;
+        f->count = (uint32_t)n;
         t->stats.files++;
-        t->stats.rows += rows.n;
+        t->stats.rows += n;
     }
-    memcpy(f->segs, rows.segs, sizeof(f->segs));
-    f->nsegs = rows.nsegs;
+    memcpy(f->segs, alike ? alike->segs : rows.segs, sizeof(f->segs));
+    f->nsegs = alike ? alike->nsegs : rows.nsegs;
     unwind_rows_done(&rows);
+    t->stats.build_ns += (uint64_t)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - started);
     if (f->first >= 0)
         publish_file(t, f);
     return 0;

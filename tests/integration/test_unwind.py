@@ -600,6 +600,36 @@ def test_program_started_again_is_read_once(daemons, tmp_path):
         assert share >= 0.95, (pid, share, stacks)
 
 
+def test_copies_share_rows(daemons, tmp_path):
+    """Two copies of one program (distinct files, as a container image's are under
+    inodes of their own), both running: the second takes a copy of the first's rows,
+    told alike by a digest of their call frame information, not derived again; and
+    both are as whole as a program whose rows were derived."""
+    dwarf, _ = daemons
+    copies = [tmp_path / "copy-a" / "sleep", tmp_path / "copy-b" / "sleep"]
+    for copy in copies:
+        copy.parent.mkdir()
+        shutil.copy2("/usr/bin/sleep", copy)
+
+    def status():
+        return json.loads(dwarf.ctl("status", "--json").stdout)
+
+    before = status()
+    first = subprocess.Popen([str(copies[0]), "1"], preexec_fn=into_cgroup)
+    time.sleep(0.5)
+    second = subprocess.Popen([str(copies[1]), "0.5"], preexec_fn=into_cgroup)
+    assert first.wait(timeout=10) == 0 and second.wait(timeout=10) == 0
+    time.sleep(0.4)  # drained
+    after = status()
+    # the first copy may itself share the rows of an earlier test's copy of sleep
+    assert after["unwind_files_shared"] - before["unwind_files_shared"] >= 1, (before, after)
+    assert after["unwind_files_read"] - before["unwind_files_read"] <= 1, (before, after)
+    assert "unwind files shared" in dwarf.ctl("status").stdout
+    for proc in (first, second):
+        share, stacks = entry_share(dwarf, proc.pid)
+        assert share >= 0.95, (proc.pid, share, stacks)
+
+
 # Of a thread's time in its wait, the share walked whole: every block, the first too.
 WHOLE_SHARE_MIN = 0.99
 # A call can wait without a context switch: on a VM whose vCPU is descheduled (steal

@@ -21,6 +21,20 @@
 #include "macro.h"
 #include "unwind_rows.h"
 
+/* The rows of the ELF file open on fd, its debug file looked for as this
+ * process sees path (NULL: not looked for). */
+static int derive_fd(int fd, const char *path, struct unwind_rows *ret)
+{
+    struct unwind_source src;
+    int r = unwind_source_open(fd, getpid(), path, &src);
+
+    if (r < 0)
+        return r;
+    r = unwind_rows_derive(src.elf, src.debug, NULL, ret);
+    unwind_source_close(&src);
+    return r;
+}
+
 /* The row covering pc, or NULL. */
 static const struct offcpu_unwind_row *row_at(const struct unwind_rows *r, uint64_t pc)
 {
@@ -166,7 +180,7 @@ static void check_file(const char *path)
     long compared;
     int r;
 
-    r = fd < 0 ? -errno : unwind_rows_derive_fd(fd, 0, NULL, NULL, &rows);
+    r = fd < 0 ? -errno : derive_fd(fd, NULL, &rows);
     CHECK(r == 0, "%s: rows derived (%s)", path, r < 0 ? strerror(-r) : "ok");
     if (r < 0)
         return;
@@ -187,7 +201,7 @@ static int rows_of(const char *path, struct unwind_rows *ret)
 
     if (fd < 0 || !abs)
         return -errno;
-    return unwind_rows_derive_fd(fd, getpid(), abs, NULL, ret);
+    return derive_fd(fd, abs, ret);
 }
 
 static void check_same_rows(const char *a, const char *b)
@@ -217,7 +231,7 @@ int main(int argc, char **argv)
         }
     CHECK(signal_rows > 0, "%ld rows of signal frames followed (libc's __restore_rt)", signal_rows);
     /* not ELF: a clear error, never rows */
-    r = unwind_rows_derive_fd(fd, 0, NULL, NULL, &rows);
+    r = derive_fd(fd, NULL, &rows);
     CHECK(r == -ENOEXEC, "not ELF: %s", strerror(-r));
     return CHECK_EXIT();
 }
