@@ -35,11 +35,18 @@
 #define LINGER_FILES_MAX    1024
 #define LINGER_ROWS_DIVISOR 4
 
+/* A run of rows in the array, named by one file or more whose CFI is the
+ * same (cfi_digest.h): copies of a program, an image's files in two
+ * containers. It goes with the last. */
+struct table_rows {
+    uint32_t first, count;
+    unsigned files; /* table_files naming it */
+};
+
 struct table_file {
     struct file_key key;
     struct offcpu_unwind_file_key kernel_key; /* the same file, as the BPF side names it */
-    int64_t first;                            /* its rows in the array, or -1 for none */
-    uint32_t count;
+    struct table_rows *rows;                  /* NULL: none */
     struct unwind_segment segs[UNWIND_SEGMENTS_MAX];
     size_t nsegs;
     unsigned users;     /* process tables naming it */
@@ -115,8 +122,11 @@ struct unwind_tables *unwind_tables_free(struct unwind_tables *t)
         return NULL;
     for (size_t i = 0; i < t->nprocs; i++)
         free(t->procs[i].files);
-    for (size_t i = 0; i < t->nfiles; i++)
+    for (size_t i = 0; i < t->nfiles; i++) {
+        if (t->files[i]->rows && --t->files[i]->rows->files == 0)
+            free(t->files[i]->rows);
         free(t->files[i]);
+    }
     free(t->procs);
     free(t->files);
     free(t->freed);
@@ -155,8 +165,8 @@ static void publish_file(struct unwind_tables *t, const struct table_file *f)
         .seg_offset = f->segs[0].offset,
         .seg_size = f->segs[0].size,
         .seg_vaddr = f->segs[0].vaddr,
-        .row_first = (uint32_t)f->first,
-        .row_count = f->count,
+        .row_first = f->rows->first,
+        .row_count = f->rows->count,
     };
 
     /* full: those files are walked through process tables alone */
@@ -190,7 +200,7 @@ static const struct table_file *file_alike(const struct unwind_tables *t,
                                            const uint8_t digest[CFI_DIGEST_SIZE])
 {
     for (size_t i = 0; i < t->nfiles; i++)
-        if (t->files[i]->first >= 0 && t->files[i]->digested &&
+        if (t->files[i]->rows && t->files[i]->digested &&
             memcmp(t->files[i]->digest, digest, CFI_DIGEST_SIZE) == 0)
             return t->files[i];
     return NULL;
@@ -219,54 +229,81 @@ static int rows_of(struct unwind_tables *t, int fd, pid_t pid, const char *path,
     return r;
 }
 
+/* A run of the array for rows, with room for them; NULL if there is none. */
+static struct table_rows *rows_load(struct unwind_tables *t, const struct unwind_rows *rows)
+{
+    struct table_rows *run = calloc(1, sizeof(*run));
+    int64_t first = run ? row_space_take(&t->space, (uint32_t)rows->n) : -1;
+
+    if (first < 0) {
+        t->stats.files_over_budget += run != NULL;
+        free(run);
+        return NULL;
+    }
+    memcpy(&t->rows[first], rows->rows, rows->n * sizeof(*rows->rows));
+    *run = (struct table_rows){.first = (uint32_t)first, .count = (uint32_t)rows->n, .files = 1};
+    t->stats.rows += rows->n;
+    return run;
+}
+
+/* One file less names run: with the last, its rows are freed (reused two
+ * grace periods later). -ENOMEM if they cannot be: they stay. */
+static int rows_release(struct unwind_tables *t, struct table_rows *run)
+{
+    if (run->files > 1) {
+        run->files--;
+        return 0;
+    }
+    if (array_reserve(&t->freed, &t->freed_cap, t->nfreed + 1, sizeof(*t->freed), 16) < 0)
+        return -ENOMEM;
+    t->freed[t->nfreed++] = (struct freed_run){.run = {.first = run->first, .count = run->count},
+                                               .at = t->grace_periods};
+    t->stats.rows -= run->count;
+    free(run);
+    return 0;
+}
+
 /* Read the rows of the file open on fd (path, as pid sees it, to find its
- * debug file) into the array, if there is room. -ECANCELED when the reading
- * was stopped: the file is not known then. */
+ * debug file) into the array, if there is room, or name those of a file with
+ * the same CFI. -ECANCELED when the reading was stopped: the file is not
+ * known then. */
 static int load_rows(struct unwind_tables *t, int fd, pid_t pid, const char *path,
                      struct table_file *f)
 {
     int64_t started = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     const struct table_file *alike;
     struct unwind_rows rows;
-    int64_t first;
-    size_t n;
     int r;
 
-    f->first = -1;
+    f->rows = NULL;
     r = rows_of(t, fd, pid, path, f, &rows, &alike);
     if (r == -ECANCELED)
         return r;
     if (alike) {
         t->stats.files_shared++;
+        f->rows = alike->rows;
+        f->rows->files++;
+        memcpy(f->segs, alike->segs, sizeof(f->segs));
+        f->nsegs = alike->nsegs;
     } else {
         t->stats.files_read++;
-        t->stats.files_debug_frame += r >= 0 && rows.debug_frame;
         if (r == -ENODATA || r == -ENOEXEC)
             t->stats.files_without_cfi++;
         else if (r < 0)
             count_refused(t, pid, path, r);
+        if (r >= 0) {
+            f->rows = rows_load(t, &rows);
+            t->stats.files_debug_frame += f->rows && rows.debug_frame;
+            memcpy(f->segs, rows.segs, sizeof(f->segs));
+            f->nsegs = rows.nsegs;
+        }
+        unwind_rows_done(&rows);
     }
-    if (r < 0) {
-        t->stats.build_ns += (uint64_t)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - started);
-        return 0;
-    }
-    n = alike ? alike->count : rows.n;
-    first = row_space_take(&t->space, (uint32_t)n);
-    if (first < 0) {
-        t->stats.files_over_budget++;
-    } else {
-        memcpy(&t->rows[first], alike ? &t->rows[alike->first] : rows.rows, n * sizeof(*rows.rows));
-        f->first = first;
-        f->count = (uint32_t)n;
-        t->stats.files++;
-        t->stats.rows += n;
-    }
-    memcpy(f->segs, alike ? alike->segs : rows.segs, sizeof(f->segs));
-    f->nsegs = alike ? alike->nsegs : rows.nsegs;
-    unwind_rows_done(&rows);
     t->stats.build_ns += (uint64_t)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - started);
-    if (f->first >= 0)
+    if (f->rows) {
+        t->stats.files++;
         publish_file(t, f);
+    }
     return 0;
 }
 
@@ -351,19 +388,15 @@ static void file_unload(struct unwind_tables *t, struct table_file *f)
 
     if (f->idle_since) {
         t->stats.files_lingering--;
-        t->stats.rows_lingering -= f->first >= 0 ? f->count : 0;
+        t->stats.rows_lingering -= f->rows ? f->rows->count : 0;
         f->idle_since = 0;
     }
-    if (f->first >= 0)
+    if (f->rows) {
         bpf_map_delete_elem(t->files_fd, &f->kernel_key);
-    if (f->first >= 0 &&
-        array_reserve(&t->freed, &t->freed_cap, t->nfreed + 1, sizeof(*t->freed), 16) == 0) {
-        t->freed[t->nfreed++] = (struct freed_run){
-            .run = {.first = (uint32_t)f->first, .count = f->count}, .at = t->grace_periods};
+        if (rows_release(t, f->rows) < 0)
+            return; /* kept loaded rather than reused too soon */
+        f->rows = NULL;
         t->stats.files--;
-        t->stats.rows -= f->count;
-    } else if (f->first >= 0) {
-        return; /* kept loaded rather than reused too soon */
     }
     i = sorted_search(t->files, t->nfiles, sizeof(*t->files), &f->key, compare_file_to_key, &found);
     if (found) {
@@ -395,11 +428,11 @@ static void file_linger(struct unwind_tables *t, struct table_file *f)
 {
     struct table_file *oldest;
 
-    if (f->first >= 0)
+    if (f->rows)
         bpf_map_delete_elem(t->files_fd, &f->kernel_key);
     f->idle_since = clock_ns(CLOCK_MONOTONIC);
     t->stats.files_lingering++;
-    t->stats.rows_lingering += f->first >= 0 ? f->count : 0;
+    t->stats.rows_lingering += f->rows ? f->rows->count : 0;
     while ((t->stats.files_lingering > LINGER_FILES_MAX ||
             t->stats.rows_lingering > t->stats.rows_max / LINGER_ROWS_DIVISOR) &&
            (oldest = oldest_lingering(t)))
@@ -412,10 +445,10 @@ static void file_reuse(struct unwind_tables *t, struct table_file *f)
     if (!f->idle_since)
         return;
     t->stats.files_lingering--;
-    t->stats.rows_lingering -= f->first >= 0 ? f->count : 0;
+    t->stats.rows_lingering -= f->rows ? f->rows->count : 0;
     t->stats.linger_reuses++;
     f->idle_since = 0;
-    if (f->first >= 0)
+    if (f->rows)
         publish_file(t, f);
 }
 
@@ -458,11 +491,11 @@ static void fill_mapping(struct unwind_tables *t, pid_t pid, const struct proc_m
     files[(*nfiles)++] = f;
     memcpy(segs.segs, f->segs, sizeof(segs.segs));
     segs.nsegs = f->nsegs;
-    if (f->first < 0 || unwind_rows_vaddr(&segs, m->pgoff, &vaddr) < 0)
+    if (!f->rows || unwind_rows_vaddr(&segs, m->pgoff, &vaddr) < 0)
         return;
     e->bias = m->start - vaddr;
-    e->row_first = (uint32_t)f->first;
-    e->row_count = f->count;
+    e->row_first = f->rows->first;
+    e->row_count = f->rows->count;
 }
 
 /* When pid started, in the boot-time nanoseconds the kernel keeps: /proc

@@ -54,7 +54,7 @@ struct unwind_tables_stats {
     uint64_t tables_cut;             /* tables with more mappings than a table holds */
     uint64_t files_read;             /* files whose rows were derived since start */
     uint64_t files_debug_frame;      /* among them, with rows from .debug_frame */
-    uint64_t files_shared;           /* files given the rows of one with the same CFI, not read */
+    uint64_t files_shared;           /* files naming the rows of one with the same CFI, not read */
     uint64_t build_ns;               /* CPU time deriving (or sharing) and loading rows */
     uint64_t files_lingering;        /* files no process maps now, kept for the next (linger_ns) */
     uint64_t rows_lingering;         /* the rows they keep */

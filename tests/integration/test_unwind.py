@@ -602,9 +602,9 @@ def test_program_started_again_is_read_once(daemons, tmp_path):
 
 def test_copies_share_rows(daemons, tmp_path):
     """Two copies of one program (distinct files, as a container image's are under
-    inodes of their own), both running: the second takes a copy of the first's rows,
-    told alike by a digest of their call frame information, not derived again; and
-    both are as whole as a program whose rows were derived."""
+    inodes of their own), both running: the second names the first's rows, told alike
+    by a digest of their call frame information, neither derived again nor taking room
+    twice; and both are as whole as a program whose rows were derived."""
     dwarf, _ = daemons
     copies = [tmp_path / "copy-a" / "sleep", tmp_path / "copy-b" / "sleep"]
     for copy in copies:
@@ -614,17 +614,28 @@ def test_copies_share_rows(daemons, tmp_path):
     def status():
         return json.loads(dwarf.ctl("status", "--json").stdout)
 
+    # nothing of earlier tests' programs left (unwind-linger = 1 s): the first copy's
+    # rows are derived, and this test's rows all go once its programs are gone
+    wait_for(lambda: status()["unwind_files_lingering"] == 0, "earlier rows still linger")
     before = status()
-    first = subprocess.Popen([str(copies[0]), "1"], preexec_fn=into_cgroup)
-    time.sleep(0.5)
+    first = subprocess.Popen([str(copies[0]), "2"], preexec_fn=into_cgroup)
+    wait_for(lambda: status()["unwind_files_read"] > before["unwind_files_read"],
+             "the first copy not read")
+    one = status()
     second = subprocess.Popen([str(copies[1]), "0.5"], preexec_fn=into_cgroup)
+    wait_for(lambda: status()["unwind_files_shared"] > one["unwind_files_shared"],
+             "the second copy's rows not shared")
+    both = status()
+    assert both["unwind_files_read"] == one["unwind_files_read"], (one, both)
+    assert both["unwind_files"] == one["unwind_files"] + 1, (one, both)
+    assert both["unwind_rows"] == one["unwind_rows"], (one, both)
     assert first.wait(timeout=10) == 0 and second.wait(timeout=10) == 0
-    time.sleep(0.4)  # drained
-    after = status()
-    # the first copy may itself share the rows of an earlier test's copy of sleep
-    assert after["unwind_files_shared"] - before["unwind_files_shared"] >= 1, (before, after)
-    assert after["unwind_files_read"] - before["unwind_files_read"] <= 1, (before, after)
     assert "unwind files shared" in dwarf.ctl("status").stdout
+    # the rows go once, with the last file that names them (a process the daemon read
+    # at its start may have gone meanwhile: fewer, never more)
+    wait_for(lambda: status()["unwind_files_lingering"] == 0 and
+             status()["unwind_files"] <= before["unwind_files"], "the copies' rows still there")
+    assert status()["unwind_rows"] <= before["unwind_rows"], (before, status())
     for proc in (first, second):
         share, stacks = entry_share(dwarf, proc.pid)
         assert share >= 0.95, (proc.pid, share, stacks)
