@@ -6,11 +6,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <linux/kcmp.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -498,11 +500,9 @@ static void fill_mapping(struct unwind_tables *t, pid_t pid, const struct proc_m
     e->row_count = f->rows->count;
 }
 
-/* When pid started, in the boot-time nanoseconds the kernel keeps: /proc
- * says it in clock ticks, so within [*from, *to). */
-static int process_start(pid_t pid, __u64 *from, __u64 *to)
+/* Field n (from 4 on: numbers) of /proc/pid/stat. */
+static int proc_stat_field(pid_t pid, int n, uint64_t *ret)
 {
-    uint64_t tick = NSEC_PER_SEC / (uint64_t)sysconf(_SC_CLK_TCK), ticks;
     _cleanup_fclose_ FILE *f = NULL;
     char path[64], line[1024], *p;
     int field = 2; /* past "pid (comm)" */
@@ -515,10 +515,22 @@ static int process_start(pid_t pid, __u64 *from, __u64 *to)
         return -EIO;
     /* the name may hold anything, ')' too: the fields start after the last */
     p = strrchr(line, ')');
-    for (; p && field < 22; field++)
+    for (; p && field < n; field++)
         p = strchr(p + 1, ' ');
-    if (!p || sscanf(p, " %" SCNu64, &ticks) != 1)
+    if (!p || sscanf(p, " %" SCNu64, ret) != 1)
         return -EIO;
+    return 0;
+}
+
+/* When pid started, in the boot-time nanoseconds the kernel keeps: /proc
+ * says it in clock ticks, so within [*from, *to). */
+static int process_start(pid_t pid, __u64 *from, __u64 *to)
+{
+    uint64_t tick = NSEC_PER_SEC / (uint64_t)sysconf(_SC_CLK_TCK), ticks;
+    int r = proc_stat_field(pid, 22, &ticks);
+
+    if (r < 0)
+        return r;
     *from = ticks * tick;
     *to = *from + tick;
     return 0;
@@ -652,6 +664,87 @@ static int proc_remember(struct unwind_tables *t, pid_t pid, int r, struct table
     return 0;
 }
 
+/* pid's table is from's, as the BPF side has it for pid now (of address
+ * space mm): pid holds from's files, and its CPython too (the same runtime at
+ * the same address). */
+static int table_copy(struct unwind_tables *t, pid_t pid, const struct table_proc *from,
+                      uint64_t mm)
+{
+    struct table_file **files;
+    struct offcpu_python_process py;
+
+    if (from->python && t->python_fd >= 0) {
+        if (bpf_map_lookup_elem(t->python_fd, &from->pid, &py) < 0)
+            return -ESTALE;
+        py.mm = mm;
+        python_publish(t, pid, &py);
+    }
+    files = calloc(from->nfiles ?: 1, sizeof(*files));
+    if (!files)
+        return -ENOMEM;
+    for (size_t k = 0; k < from->nfiles; k++) {
+        files[k] = from->files[k];
+        files[k]->users++; /* held by from: not lingering */
+    }
+    t->stats.tables_inherited++;
+    return proc_remember(t, pid, 0, files, from->nfiles, from->python, from->python_layout);
+}
+
+/*
+ * A process forked with its parent's table (inherit_table): the BPF side
+ * copied the table it had for the parent, which this thread wrote from the
+ * files it holds for the parent, unless it replaced it since (the request to
+ * read the parent again lies behind this one on the ring if it was made
+ * before the copy). The child holds the same files.
+ */
+static int table_inherit(struct unwind_tables *t, pid_t pid, pid_t parent, uint64_t mm)
+{
+    const struct offcpu_unwind_process *mine = &t->table, *theirs = &t->parent_table;
+    bool found;
+    size_t i;
+
+    i = sorted_search(t->procs, t->nprocs, sizeof(*t->procs), &parent, compare_proc_to_pid, &found);
+    if (!found || bpf_map_lookup_elem(t->procs_fd, &pid, &t->table) < 0 ||
+        bpf_map_lookup_elem(t->procs_fd, &parent, &t->parent_table) < 0)
+        return -ESTALE;
+    if (mine->mm != mm || mine->n != theirs->n || mine->read_ns != theirs->read_ns ||
+        mine->n > OFFCPU_UNWIND_MAPPINGS_MAX ||
+        memcmp(mine->maps, theirs->maps, mine->n * sizeof(mine->maps[0])) != 0)
+        return -ESTALE;
+    return table_copy(t, pid, &t->procs[i], mm);
+}
+
+/*
+ * A process without a table yet that runs in its parent's very address
+ * space (a child of vfork or posix_spawn, how Python, Go and glibc start
+ * programs, until it execs; kcmp tells) takes its parent's table rather than
+ * reading the same mappings again. Asks are taken in order: an exec of the
+ * parent is read before, so its table is of the address space it has now. If
+ * that table is not up to date for what pid's walk met, pid asks again, and
+ * is read.
+ */
+static int table_share(struct unwind_tables *t, pid_t pid, uint64_t mm)
+{
+    uint64_t ppid;
+    pid_t parent;
+    bool found;
+    size_t i;
+
+    sorted_search(t->procs, t->nprocs, sizeof(*t->procs), &pid, compare_proc_to_pid, &found);
+    if (!mm || found || proc_stat_field(pid, 4, &ppid) < 0 || ppid == 0 || ppid > INT32_MAX)
+        return -ESTALE;
+    parent = (pid_t)ppid;
+    i = sorted_search(t->procs, t->nprocs, sizeof(*t->procs), &parent, compare_proc_to_pid, &found);
+    if (!found || syscall(SYS_kcmp, pid, parent, KCMP_VM, 0, 0) != 0 ||
+        bpf_map_lookup_elem(t->procs_fd, &parent, &t->table) < 0)
+        return -ESTALE;
+    /* read at start, the parent's table may not know its address space */
+    t->table.mm = mm;
+    if (bpf_map_update_elem(t->procs_fd, &pid, &t->table, BPF_ANY) < 0)
+        return -errno;
+    return table_copy(t, pid, &t->procs[i], mm);
+}
+
 int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm)
 {
     _cleanup_free_ struct table_file **files = NULL;
@@ -664,6 +757,8 @@ int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm)
     int64_t read_ns = clock_ns(CLOCK_MONOTONIC);
     int r;
 
+    if (table_share(t, pid, mm) == 0)
+        return 0;
     r = proc_maps_read(pid, &maps);
     if (r == -ENOENT || r == -ESRCH) {
         if (mm)
@@ -702,49 +797,6 @@ int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm)
     r = proc_remember(t, pid, r, files, nfiles, python.runtime_vaddr != 0, python.layout);
     files = NULL;
     return r;
-}
-
-/*
- * A process forked with its parent's table (inherit_table): the BPF side
- * copied the table it had for the parent, which this thread wrote from the
- * files it holds for the parent, unless it replaced it since (the request to
- * read the parent again lies behind this one on the ring if it was made
- * before the copy). The child holds the same files.
- */
-static int table_inherit(struct unwind_tables *t, pid_t pid, pid_t parent, uint64_t mm)
-{
-    const struct offcpu_unwind_process *mine = &t->table, *theirs = &t->parent_table;
-    struct table_file **files;
-    const struct table_proc *from;
-    struct offcpu_python_process py;
-    bool found;
-    size_t i;
-
-    i = sorted_search(t->procs, t->nprocs, sizeof(*t->procs), &parent, compare_proc_to_pid, &found);
-    if (!found || bpf_map_lookup_elem(t->procs_fd, &pid, &t->table) < 0 ||
-        bpf_map_lookup_elem(t->procs_fd, &parent, &t->parent_table) < 0)
-        return -ESTALE;
-    if (mine->mm != mm || mine->n != theirs->n || mine->read_ns != theirs->read_ns ||
-        mine->n > OFFCPU_UNWIND_MAPPINGS_MAX ||
-        memcmp(mine->maps, theirs->maps, mine->n * sizeof(mine->maps[0])) != 0)
-        return -ESTALE;
-    from = &t->procs[i];
-    if (from->python && t->python_fd >= 0) {
-        /* its CPython too: the same runtime at the same address */
-        if (bpf_map_lookup_elem(t->python_fd, &parent, &py) < 0)
-            return -ESTALE;
-        py.mm = mm;
-        python_publish(t, pid, &py);
-    }
-    files = calloc(from->nfiles ?: 1, sizeof(*files));
-    if (!files)
-        return -ENOMEM;
-    for (size_t k = 0; k < from->nfiles; k++) {
-        files[k] = from->files[k];
-        files[k]->users++; /* held by the parent: not lingering */
-    }
-    t->stats.tables_inherited++;
-    return proc_remember(t, pid, 0, files, from->nfiles, from->python, from->python_layout);
 }
 
 int unwind_tables_inherit(struct unwind_tables *t, pid_t pid, pid_t parent, uint64_t mm)

@@ -49,7 +49,7 @@ struct unwind_tables_stats {
     uint64_t files_over_budget;      /* files whose rows did not fit: frame pointers there */
     uint64_t processes;              /* processes with a table */
     uint64_t table_reads;            /* tables read (announcements, start) */
-    uint64_t tables_inherited;       /* tables of forked processes taken from their parent's */
+    uint64_t tables_inherited;       /* tables of forked (or vforked) processes: their parent's */
     uint64_t files_held_known;       /* mappings of files a table held: not opened to be told */
     uint64_t tables_cut;             /* tables with more mappings than a table holds */
     uint64_t files_read;             /* files whose rows were derived since start */
@@ -83,7 +83,9 @@ void unwind_tables_set_python_map(struct unwind_tables *t, int python_fd, uint32
 void unwind_tables_set_stop(struct unwind_tables *t, const atomic_bool *stop);
 
 /* Read the table of process pid, whose address space the BPF side calls mm
- * (0 when not known: at start). Returns 0 or a negative errno. */
+ * (0 when not known: at start), or, for a first table, take that of a process
+ * with the same address space (a vfork child's parent). Returns 0 or a
+ * negative errno. */
 int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm);
 
 /* Process pid, forked from parent, was given its parent's table by the BPF
