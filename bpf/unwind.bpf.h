@@ -469,12 +469,13 @@ static __always_inline bool mapping_without_table(struct walk *w, __u64 addr,
 }
 
 /* May the rows a short walk of tgid missed still come? While the daemon is
- * asked for its table: not once it has said it cannot read the process. */
+ * asked for its table, or will be (an exec's, before the walk that asks):
+ * not once it has said it cannot read the process. */
 static __always_inline bool rows_may_come(__u32 tgid)
 {
     struct offcpu_unwind_process *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
 
-    return p && p->asked == OFFCPU_UNWIND_ASKED;
+    return p && (p->asked == OFFCPU_UNWIND_ASKED || p->asked == OFFCPU_UNWIND_EXEC);
 }
 
 /* Has the process mapped code since its table was read (as far as on_mmap

@@ -749,11 +749,11 @@ static int table_share(struct unwind_tables *t, pid_t pid, pid_t parent, uint64_
  * Is an ask for pid's table of address space mm replaced by a later one?
  * So when the BPF side's table for pid stands, empty, for another address
  * space: an exec made it so (table_at_exec: its first walk asks), or a walk
- * in the new one asked behind this ask (has_table). The
- * common case is a child of vfork or posix_spawn that blocked in its
- * parent's address space and exec'd before its ask was taken: read now, it
- * would be the new image's mappings, labelled with the old address space,
- * and read again at the exec's ask.
+ * in the new one asked behind this ask (has_table). The common case is a
+ * child of vfork or posix_spawn that blocked in its parent's address space
+ * and exec'd before its ask was taken: read now, it would be the new
+ * image's mappings, labelled with the old address space, and read again
+ * for the new one.
  */
 static bool ask_superseded(struct unwind_tables *t, pid_t pid, uint64_t mm)
 {
