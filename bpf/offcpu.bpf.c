@@ -155,10 +155,9 @@ int BPF_PROG(on_switch_raw, bool preempt, struct task_struct *prev, struct task_
 
 /* The new image's mappings are read now; the old image's, read when the
  * process first blocked, are kept for the stacks taken before. Its unwind
- * table is asked for by its first walk (table_at_exec); until the daemon has
- * read it, the walk knows the program from the kernel (find_exe), the
- * dynamic linker from here (the process starts at its entry point) and the
- * libraries from their mmap. */
+ * table is read now too, before it first blocks; until the daemon has read
+ * it, the walk knows the program from the kernel (find_exe) and the dynamic
+ * linker from here: the process starts at its entry point. */
 static __always_inline int on_exec(struct task_struct *p, const bool btf)
 {
     __u32 tgid = TASK_FIELD(btf, p, tgid), exec_id = (__u32)TASK_FIELD(btf, p, self_exec_id);
@@ -171,7 +170,7 @@ static __always_inline int on_exec(struct task_struct *p, const bool btf)
     if (unwind_dwarf) {
         struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 
-        table_at_exec(tgid, mm);
+        ask_table_at_exec(tgid, exec_id, mm);
         remember_mapping(tgid, mm, BPF_CORE_READ(regs, ip));
     }
     return 0;

@@ -176,9 +176,6 @@ enum offcpu_unwind_asked {
     /* asking again won't help: mappings beyond OFFCPU_UNWIND_MAPPINGS_MAX, or
      * a process the daemon cannot see (gone, or in another pid namespace) */
     OFFCPU_UNWIND_FULL,
-    /* an exec's, empty: the first walk asks for it (by then the dynamic
-     * linker has most likely mapped the libraries) */
-    OFFCPU_UNWIND_EXEC,
 };
 
 struct offcpu_unwind_process {
@@ -194,7 +191,6 @@ struct offcpu_unwind_process {
     /* When the daemon began reading the mappings (CLOCK_MONOTONIC ns): how
      * old the table is (see unwind_frame). */
     __u64 read_ns;
-    __u64 exec_ns; /* OFFCPU_UNWIND_EXEC: when the exec was (bpf_ktime_get_ns) */
     struct offcpu_unwind_mapping maps[OFFCPU_UNWIND_MAPPINGS_MAX];
 };
 

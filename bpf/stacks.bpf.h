@@ -122,7 +122,6 @@ static __always_inline __u64 take_user_stack(void *ctx, struct offcpu_stack *s,
         start->tgid = so->tgid;
         start->exec_id = so->exec_id;
         start->tid = so->tid;
-        start->preempted = !waker && so->state == OFFCPU_STATE_RUNNABLE;
         *walked = unwind_user_stack(s, start);
         *final = *walked & UNWIND_WHOLE;
     } else {

@@ -106,11 +106,10 @@ struct walk {
     __u32 vma_tried; /* bpf_find_vma was called: once per program run, or it fails */
     __u32 unknown;   /* an address was in no code the walk knew: the stack may be incomplete */
     __u32 tid;
-    __u32 resuming;  /* walking on from a copy of the stack (see unwind_resume) */
-    __u32 preempted; /* of a task preempted, not blocked: it may be in the dynamic linker */
-    __u32 slot;      /* enum unwind_slot: where this walk and its copy of the stack are */
-    __u32 stopped;   /* met code whose rows are not loaded: stop_* is the state there */
-    __u32 stop_i;    /* ...the frame it was at */
+    __u32 resuming; /* walking on from a copy of the stack (see unwind_resume) */
+    __u32 slot;     /* enum unwind_slot: where this walk and its copy of the stack are */
+    __u32 stopped;  /* met code whose rows are not loaded: stop_* is the state there */
+    __u32 stop_i;   /* ...the frame it was at */
     __u32 stop_bp_known;
     __u32 new_code; /* went through code mapped since the table was read */
     __u64 stop_pc, stop_sp, stop_bp;
@@ -469,13 +468,12 @@ static __always_inline bool mapping_without_table(struct walk *w, __u64 addr,
 }
 
 /* May the rows a short walk of tgid missed still come? While the daemon is
- * asked for its table, or will be (an exec's, before the walk that asks):
- * not once it has said it cannot read the process. */
+ * asked for its table: not once it has said it cannot read the process. */
 static __always_inline bool rows_may_come(__u32 tgid)
 {
     struct offcpu_unwind_process *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
 
-    return p && (p->asked == OFFCPU_UNWIND_ASKED || p->asked == OFFCPU_UNWIND_EXEC);
+    return p && p->asked == OFFCPU_UNWIND_ASKED;
 }
 
 /* Has the process mapped code since its table was read (as far as on_mmap
@@ -508,13 +506,11 @@ static __always_inline void ask_for_table(struct walk *w, struct offcpu_unwind_p
 
 /*
  * An exec: the process's table, if it has one, is of the address space it
- * left. It stands for the new one's from now, empty, asked for by the first
- * walk (OFFCPU_UNWIND_EXEC), and then until the daemon writes it: a walk
- * meanwhile (the program's own code and what was mapped since are found
- * without a table) does not ask again. Before, the first walk after an exec
- * found the old address space's table and asked once more. Not asked for
- * at the exec itself: read then, before the dynamic linker has mapped the
- * libraries, the table was read again at the first walk through them.
+ * left. It stands for the new one's from now, empty and asked for, until
+ * the daemon writes that: a walk meanwhile (the program's own code and what
+ * was mapped since are found without a table) does not ask again. Before,
+ * the first walk after an exec found the old address space's table and
+ * asked once more: a read more for every program started.
  */
 /* An empty table made for tgid, to stand for one asked for until the daemon
  * writes it; NULL if another CPU made one first (it asks), or none could be. */
@@ -529,7 +525,7 @@ static __always_inline struct offcpu_unwind_process *new_empty_table(__u32 tgid)
     return bpf_map_lookup_elem(&unwind_procs, &tgid);
 }
 
-static __always_inline void table_at_exec(__u32 tgid, __u64 mm)
+static __always_inline void ask_table_at_exec(__u32 tgid, __u32 exec_id, __u64 mm)
 {
     struct offcpu_unwind_process *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
 
@@ -538,25 +534,9 @@ static __always_inline void table_at_exec(__u32 tgid, __u64 mm)
     if (p) {
         p->n = 0;
         p->mm = mm;
-        p->exec_ns = bpf_ktime_get_ns();
-        p->asked = OFFCPU_UNWIND_EXEC;
+        p->asked = OFFCPU_UNWIND_ASKED;
     }
-}
-
-/*
- * Is an exec's table (OFFCPU_UNWIND_EXEC) to be asked for by walk w? By the
- * first walk of a task that blocked: by then the dynamic linker has mapped
- * the libraries. A preemption may come in the middle of that (a storm of
- * 200 new programs on 2 CPUs: 1.4 reads a program where it could), and so
- * may the switch-in that walks on from its copy; they ask once the exec is
- * EXEC_SETTLE_NS old, for a program that only ever runs.
- */
-#define EXEC_SETTLE_NS (20 * 1000 * 1000ULL)
-
-static __always_inline bool exec_table_due(const struct walk *w,
-                                           const struct offcpu_unwind_process *p)
-{
-    return (!w->preempted && !w->resuming) || bpf_ktime_get_ns() - p->exec_ns >= EXEC_SETTLE_NS;
+    request_table(tgid, exec_id, mm, 0);
 }
 
 /* The process whose address space the walked task runs in when that is its
@@ -605,10 +585,6 @@ static __always_inline bool has_table(struct walk *w)
     /* (the empty table standing for one asked for is no table: code it does
      * not know is followed by frame pointer meanwhile) */
     if (p->mm == w->mm) {
-        if (p->asked == OFFCPU_UNWIND_EXEC && exec_table_due(w, p) &&
-            __sync_val_compare_and_swap(&p->asked, OFFCPU_UNWIND_EXEC, OFFCPU_UNWIND_ASKED) ==
-                OFFCPU_UNWIND_EXEC)
-            request_table(w->tgid, w->exec_id, w->mm, 0);
         w->table_whole = p->n > 0 && p->asked != OFFCPU_UNWIND_FULL && !code_mapped_since(w, p);
         return p->n > 0;
     }
@@ -894,8 +870,7 @@ struct unwind_start {
     __u64 start_time; /* the task's */
     __u64 since;      /* the switch-out's time: with tid, the key of a copy of the stack */
     __u32 tgid, exec_id, tid;
-    __u32 slot;      /* enum unwind_slot: whose walk */
-    __u32 preempted; /* the task was preempted (struct walk) */
+    __u32 slot; /* enum unwind_slot: whose walk */
 };
 
 /* Filled in by the caller, for the same reason. */
@@ -1041,7 +1016,6 @@ __noinline int unwind_user_stack(struct offcpu_stack *s, const struct unwind_sta
     w->tgid = r->tgid;
     w->exec_id = r->exec_id;
     w->tid = r->tid;
-    w->preempted = r->preempted;
     s->kernel = 0;
     s->ip[0] = r->ip;
     s->nr = 1;

@@ -747,13 +747,13 @@ static int table_share(struct unwind_tables *t, pid_t pid, pid_t parent, uint64_
 
 /*
  * Is an ask for pid's table of address space mm replaced by a later one?
- * So when the BPF side's table for pid stands, empty, for another address
- * space: an exec made it so (table_at_exec: its first walk asks), or a walk
- * in the new one asked behind this ask (has_table). The common case is a
- * child of vfork or posix_spawn that blocked in its parent's address space
- * and exec'd before its ask was taken: read now, it would be the new
- * image's mappings, labelled with the old address space, and read again
- * for the new one.
+ * So when the BPF side's table for pid stands, empty and asked for, for
+ * another address space: an exec made it so (ask_table_at_exec), or a walk
+ * in the new one (has_table), each asking again behind this ask. The
+ * common case is a child of vfork or posix_spawn that blocked in its
+ * parent's address space and exec'd before its ask was taken: read now, it
+ * would be the new image's mappings, labelled with the old address space,
+ * and read again at the exec's ask.
  */
 static bool ask_superseded(struct unwind_tables *t, pid_t pid, uint64_t mm)
 {
@@ -761,8 +761,7 @@ static bool ask_superseded(struct unwind_tables *t, pid_t pid, uint64_t mm)
 
     if (!mm || bpf_map_lookup_elem(t->procs_fd, &pid, &t->table) < 0)
         return false;
-    return now->mm && now->mm != mm && now->n == 0 &&
-           (now->asked == OFFCPU_UNWIND_ASKED || now->asked == OFFCPU_UNWIND_EXEC);
+    return now->mm && now->mm != mm && now->n == 0 && now->asked == OFFCPU_UNWIND_ASKED;
 }
 
 int unwind_tables_load(struct unwind_tables *t, pid_t pid, pid_t parent, uint64_t mm)
