@@ -2,6 +2,7 @@
 #include "python_code.h"
 
 #include <errno.h>
+#include <linux/types.h> /* offcpu.h's types */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "fnv.h"
 #include "macro.h"
+#include "offcpu.h"
 #include "python_lines.h"
 #include "python_objects.h"
 
@@ -24,11 +26,13 @@
 /* Type objects whose verdict is kept: a process has one code type, and few
  * others are ever asked about; past this the oldest verdict is replaced. */
 #define TYPE_VERDICTS_MAX 64
-/* Processes found gone in a pass, forgotten when the next begins: the last
- * drain of a process comes after its exit, and its code objects, checked
- * while it lived, can no longer change. Past this many in one pass, a
- * process is forgotten at once. */
-#define GONE_MAX 64
+/* Processes found gone, kept a while: their code objects, checked while
+ * they lived, can no longer change, and their last blocks come in drains
+ * after the exit, a held one (bpf/offcpu.h) up to OFFCPU_DEFER_MAX_NS after
+ * it ended. Past this many gone at once, the one gone longest is forgotten
+ * first. */
+#define GONE_MAX       1024
+#define GONE_LINGER_NS ((int64_t)(2 * OFFCPU_DEFER_MAX_NS))
 
 struct code_entry {
     struct code_entry *hash_next;
@@ -57,8 +61,12 @@ struct python_code_cache {
     uint64_t pass;
     struct type_verdict verdicts[TYPE_VERDICTS_MAX];
     size_t next_verdict; /* the slot a new verdict replaces */
-    pid_t gone[GONE_MAX];
-    size_t ngone;
+    int64_t pass_ns;     /* when the pass began */
+    struct {
+        pid_t pid;
+        int64_t since_ns; /* the pass that found it gone */
+    } gone[GONE_MAX];     /* a ring, the one gone longest at first */
+    size_t first_gone, ngone;
     struct python_code_stats stats;
 };
 
@@ -143,24 +151,31 @@ struct python_code_cache *python_code_cache_free(struct python_code_cache *c)
     return NULL;
 }
 
-void python_code_begin_pass(struct python_code_cache *c)
+/* The process gone longest is forgotten. */
+static void forget_first_gone(struct python_code_cache *c)
 {
-    for (size_t i = 0; i < c->ngone; i++)
-        python_code_forget(c, c->gone[i]);
-    c->ngone = 0;
-    c->pass++;
+    python_code_forget(c, c->gone[c->first_gone].pid);
+    c->first_gone = (c->first_gone + 1) % GONE_MAX;
+    c->ngone--;
 }
 
-/* pid is gone: forgotten when the next pass begins. */
+void python_code_begin_pass(struct python_code_cache *c, int64_t now_ns)
+{
+    while (c->ngone && now_ns - c->gone[c->first_gone].since_ns >= GONE_LINGER_NS)
+        forget_first_gone(c);
+    c->pass++;
+    c->pass_ns = now_ns;
+}
+
+/* pid is gone: forgotten GONE_LINGER_NS from now. */
 static void note_gone(struct python_code_cache *c, pid_t pid)
 {
     for (size_t i = 0; i < c->ngone; i++)
-        if (c->gone[i] == pid)
+        if (c->gone[(c->first_gone + i) % GONE_MAX].pid == pid)
             return;
     if (c->ngone == GONE_MAX)
-        python_code_forget(c, pid);
-    else
-        c->gone[c->ngone++] = pid;
+        forget_first_gone(c);
+    c->gone[(c->first_gone + c->ngone++) % GONE_MAX] = (typeof(c->gone[0])){pid, c->pass_ns};
 }
 
 void python_code_forget(struct python_code_cache *c, pid_t pid)
@@ -294,6 +309,16 @@ static int entry_get(struct python_code_cache *c, pid_t pid, uint32_t layout,
         r = type_is_code(c, pid, layout, l, h.type);
     if (r == 0 || (r > 0 && h.units <= 0))
         r = -EINVAL;
+    if (r < 0 && e && e->layout == layout && e->pass + 1 == c->pass) {
+        /* No code object there now, where the last pass checked one: the
+         * frames named now were recorded since, in a live code object, and
+         * it has died (an interpreter finalizing before its exit frees
+         * them all). Named after the one checked, not refreshed: the next
+         * pass drops it. */
+        c->stats.freed_since++;
+        *ret = e;
+        return 0;
+    }
     if (r < 0) {
         if (e)
             entry_drop(c, e);

@@ -7,12 +7,16 @@
  *
  * What was read is cached by (pid, code address) and checked again, with one
  * read of the code object's header, on its first use in each pass: a code
- * object freed and its memory reused is then seen as changed or as no code
- * object at all, never named after what was there before. The cache holds at
+ * object freed and its memory reused by another is seen as changed. Where
+ * no code object is left at all, the frames being named ran the one the
+ * last pass checked there (a frame holds its code object alive, and they
+ * were recorded since), and are named after it; one at the same address
+ * born and freed between two passes would be misnamed. The cache holds at
  * most 16384 code objects and 32 MiB; past either, those used least recently
  * go (read again when next seen). A process found gone keeps its entries
- * until the next pass: its last drain comes after its exit, and names its
- * frames from what was checked while it lived.
+ * for 10 s (twice the longest a block is held for its rows): its last blocks
+ * are drained after its exit, and named from what was checked while it
+ * lived.
  */
 #ifndef PYTHON_CODE_H
 #define PYTHON_CODE_H
@@ -26,9 +30,9 @@ struct python_code_cache;
 int python_code_cache_new(struct python_code_cache **ret);
 struct python_code_cache *python_code_cache_free(struct python_code_cache *c);
 
-/* A new drain: each cached code object is checked again (one read of its
- * header) on its first use in the pass. */
-void python_code_begin_pass(struct python_code_cache *c);
+/* A new drain, at now_ns (CLOCK_MONOTONIC): each cached code object is
+ * checked again (one read of its header) on its first use in the pass. */
+void python_code_begin_pass(struct python_code_cache *c, int64_t now_ns);
 
 /* pid's entries go (it exited or exec'd). */
 void python_code_forget(struct python_code_cache *c, pid_t pid);
@@ -56,6 +60,7 @@ struct python_code_stats {
     uint64_t cache_hits;         /* ... from what was cached (its header read again at most) */
     uint64_t unreadable;         /* frames not named: process gone or memory unreadable */
     uint64_t not_code;           /* frames not named: not a live code object */
+    uint64_t freed_since;        /* frames named after a code object freed since the last pass */
     uint64_t entries;            /* code objects cached */
     uint64_t bytes;              /* ... the memory they take */
     uint64_t evicted;            /* code objects dropped for room */

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "clock.h"
 #include "elf_symbols.h"
 #include "file_cache.h"
 #include "frame_address.h"
@@ -66,7 +67,7 @@ void symbolizer_begin_pass(struct symbolizer *s)
     process_images_begin_pass(s->images);
     file_cache_begin_pass(s->files);
     kernel_symbols_begin_pass(s->kernel);
-    python_code_begin_pass(s->python);
+    python_code_begin_pass(s->python, clock_ns(CLOCK_MONOTONIC));
 }
 
 /* A symbol of the file when one holds the address; else the file offset,

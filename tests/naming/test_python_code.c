@@ -36,6 +36,9 @@
 
 /* the layout of the interpreter under test (enum offcpu_python_layout) */
 static uint32_t layout;
+/* the passes' clock: one drain a second, as the daemon's default interval */
+#define PASS_NS 1000000000LL
+static int64_t now_ns;
 
 struct code_seen {
     uint64_t addr;
@@ -199,7 +202,9 @@ static int command(struct child *c, const char *cmd)
 }
 
 /* A code object the process changed is seen as changed from the next pass
- * on: named after what is there now, or no code object any more. */
+ * on: named after what is there now. One that is no code object any more
+ * names, in the next pass only, the frames recorded since it was checked
+ * (they ran it); in the pass after, it is gone. */
 static void check_changes(struct python_code_cache *cache, struct child *c, const char *label)
 {
     struct python_code_stats before, after;
@@ -218,19 +223,27 @@ static void check_changes(struct python_code_cache *cache, struct child *c, cons
     r = python_code_name(cache, c->pid, layout, c->changed, 0, &n);
     CHECK(r == 0 && strcmp(n.qualname, "<module>") == 0, "%s: in the same pass, as cached: %s",
           label, r == 0 ? n.qualname : "-");
-    python_code_begin_pass(cache);
+    python_code_begin_pass(cache, now_ns += PASS_NS);
     r = python_code_name(cache, c->pid, layout, c->changed, 0, &n);
     CHECK(r == 0 && strcmp(n.qualname, "renamed_λ") == 0 && strcmp(n.file, "changed.py") == 0,
           "%s: in the next pass, the new name: %d %s", label, r, r == 0 ? n.qualname : "-");
 
+    r = python_code_name(cache, c->pid, layout, c->freed, 0, &n);
+    CHECK(r == 0 && strcmp(n.file, "freed.py") == 0, "%s: checked in this pass: %d", label, r);
     r = command(c, "retype\n");
     CHECK(r == 0, "%s: the program changed a code object's type: %d", label, r);
     python_code_stats(cache, &before);
-    python_code_begin_pass(cache);
+    python_code_begin_pass(cache, now_ns += PASS_NS);
+    r = python_code_name(cache, c->pid, layout, c->freed, 0, &n);
+    python_code_stats(cache, &after);
+    CHECK(r == 0 && strcmp(n.file, "freed.py") == 0 && after.freed_since == before.freed_since + 1,
+          "%s: in the next pass, freed since it was checked: %d, counted %" PRIu64, label, r,
+          after.freed_since - before.freed_since);
+    python_code_begin_pass(cache, now_ns += PASS_NS);
     r = python_code_name(cache, c->pid, layout, c->freed, 0, &n);
     python_code_stats(cache, &after);
     CHECK(r == -EINVAL && after.entries == before.entries - 1,
-          "%s: in the next pass, no code object: %d, its entry gone (%" PRIu64 " -> %" PRIu64 ")",
+          "%s: in the pass after, no code object: %d, its entry gone (%" PRIu64 " -> %" PRIu64 ")",
           label, r, before.entries, after.entries);
 }
 
@@ -332,7 +345,7 @@ static void check_program(struct python_code_cache *cache, const char *python, c
 
     /* the next pass: each is checked once against the process, kept as it is */
     python_code_stats(cache, &before);
-    python_code_begin_pass(cache);
+    python_code_begin_pass(cache, now_ns += PASS_NS);
     for (size_t i = 0; i < c.n_codes; i++)
         wrong += check_code(cache, c.pid, &c.codes[i]);
     python_code_stats(cache, &after);
@@ -357,18 +370,23 @@ static void check_program(struct python_code_cache *cache, const char *python, c
 
     check_changes(cache, &c, label);
 
-    /* gone: in the pass that finds it so (its last drain, after its exit),
-     * named from what was checked while it lived; forgotten in the next */
+    /* gone: from the pass that finds it so (a drain after its exit), named
+     * from what was checked while it lived, in each drain of the next 10 s
+     * (a block held for its rows comes up to 5 s after it ended); then
+     * forgotten */
     pid = c.pid;
     reap(&c);
-    python_code_begin_pass(cache);
-    r = python_code_name(cache, pid, layout, c.codes[0].addr, 0, &n);
-    CHECK(r == 0 && strcmp(n.qualname, c.codes[0].qualname) == 0,
-          "%s: process gone, named as it was: %d %s", label, r, r == 0 ? n.qualname : "-");
-    python_code_begin_pass(cache);
+    for (int i = 0; i < 10; i++) {
+        python_code_begin_pass(cache, now_ns += PASS_NS);
+        r = python_code_name(cache, pid, layout, c.codes[i % c.n_codes].addr, 0, &n);
+        CHECK(r == 0 && strcmp(n.qualname, c.codes[i % c.n_codes].qualname) == 0,
+              "%s: process gone %d s, named as it was: %d %s", label, i, r,
+              r == 0 ? n.qualname : "-");
+    }
+    python_code_begin_pass(cache, now_ns += PASS_NS);
     r = python_code_name(cache, pid, layout, c.codes[0].addr, 0, &n);
     python_code_stats(cache, &after);
-    CHECK(r == -ESRCH && after.entries == 0, "%s: gone a pass ago: %d, %" PRIu64 " entries left",
+    CHECK(r == -ESRCH && after.entries == 0, "%s: gone 10 s ago: %d, %" PRIu64 " entries left",
           label, r, after.entries);
     child_done(&c);
 }
