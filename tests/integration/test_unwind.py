@@ -604,12 +604,16 @@ def test_copies_share_rows(daemons, tmp_path):
     """Two copies of one program (distinct files, as a container image's are under
     inodes of their own), both running: the second names the first's rows, told alike
     by a digest of their call frame information, neither derived again nor taking room
-    twice; and both are as whole as a program whose rows were derived."""
+    twice; and both are as whole as a program whose rows were derived. The program is
+    one of this build's (known_periods: three threads that sleep): the daemon reads
+    every process of the host at its start, and a copy of a program that one of them
+    runs is shared from the first (a `sleep` anywhere on a CI host failed this test
+    with Debian's sleep)."""
     dwarf, _ = daemons
-    copies = [tmp_path / "copy-a" / "sleep", tmp_path / "copy-b" / "sleep"]
+    copies = [tmp_path / "copy-a" / "known_periods", tmp_path / "copy-b" / "known_periods"]
     for copy in copies:
         copy.parent.mkdir()
-        shutil.copy2("/usr/bin/sleep", copy)
+        shutil.copy2(BUILT_WORKLOADS / "known_periods", copy)
 
     def status():
         return json.loads(dwarf.ctl("status", "--json").stdout)
@@ -618,11 +622,14 @@ def test_copies_share_rows(daemons, tmp_path):
     # rows are derived, and this test's rows all go once its programs are gone
     wait_for(lambda: status()["unwind_files_lingering"] == 0, "earlier rows still linger")
     before = status()
-    first = subprocess.Popen([str(copies[0]), "2"], preexec_fn=into_cgroup)
+    # about 3 s and 1.5 s
+    first = subprocess.Popen([str(copies[0]), "--long", "2"], preexec_fn=into_cgroup,
+                             stdout=subprocess.DEVNULL)
     wait_for(lambda: status()["unwind_files_read"] > before["unwind_files_read"],
              "the first copy not read")
     one = status()
-    second = subprocess.Popen([str(copies[1]), "0.5"], preexec_fn=into_cgroup)
+    second = subprocess.Popen([str(copies[1]), "--long", "1"], preexec_fn=into_cgroup,
+                              stdout=subprocess.DEVNULL)
     wait_for(lambda: status()["unwind_files_shared"] > one["unwind_files_shared"],
              "the second copy's rows not shared")
     both = status()
