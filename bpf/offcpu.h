@@ -218,9 +218,12 @@ enum offcpu_announce_kind {
 struct offcpu_announce {
     __u32 tgid;
     __u32 exec_id;
-    __u32 kind;   /* enum offcpu_announce_kind */
-    __u32 parent; /* OFFCPU_ANNOUNCE_FORKED: the tgid it was forked from */
-    __u64 mm;     /* the address space it is of (struct offcpu_unwind_process.mm) */
+    __u32 kind; /* enum offcpu_announce_kind */
+    /* OFFCPU_ANNOUNCE_FORKED: the tgid it was forked from;
+     * OFFCPU_ANNOUNCE_UNWIND_TABLE: the tgid whose address space it runs in
+     * (a vfork child before its exec), 0 if none */
+    __u32 parent;
+    __u64 mm; /* the address space it is of (struct offcpu_unwind_process.mm) */
     /* OFFCPU_ANNOUNCE_FORKED: when the parent last mapped code, as far as
      * on_mmap saw (CLOCK_MONOTONIC ns; 0: not since it was traced) */
     __u64 code_ns;

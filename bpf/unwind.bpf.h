@@ -438,10 +438,15 @@ static __always_inline bool mapping_recorded(const struct walk *w, __u64 addr,
     return false;
 }
 
-static __always_inline void request_table(__u32 tgid, __u32 exec_id, __u64 mm)
+/* parent: the process whose address space tgid runs in (vfork_parent), 0
+ * if none */
+static __always_inline void request_table(__u32 tgid, __u32 exec_id, __u64 mm, __u32 parent)
 {
-    struct offcpu_announce a = {
-        .tgid = tgid, .exec_id = exec_id, .kind = OFFCPU_ANNOUNCE_UNWIND_TABLE, .mm = mm};
+    struct offcpu_announce a = {.tgid = tgid,
+                                .exec_id = exec_id,
+                                .kind = OFFCPU_ANNOUNCE_UNWIND_TABLE,
+                                .parent = parent,
+                                .mm = mm};
 
     if (bpf_ringbuf_output(&unwind_asks, &a, sizeof(a), 0) < 0)
         stat_add(OFFCPU_STAT_ANNOUNCE_LOST, 1);
@@ -496,7 +501,7 @@ static __always_inline void ask_for_table(struct walk *w, struct offcpu_unwind_p
 {
     if (proc->asked != OFFCPU_UNWIND_FULL &&
         __sync_lock_test_and_set(&proc->asked, OFFCPU_UNWIND_ASKED) != OFFCPU_UNWIND_ASKED)
-        request_table(w->tgid, w->exec_id, w->mm);
+        request_table(w->tgid, w->exec_id, w->mm, 0);
 }
 
 /*
@@ -531,7 +536,22 @@ static __always_inline void ask_table_at_exec(__u32 tgid, __u32 exec_id, __u64 m
         p->mm = mm;
         p->asked = OFFCPU_UNWIND_ASKED;
     }
-    request_table(tgid, exec_id, mm);
+    request_table(tgid, exec_id, mm, 0);
+}
+
+/* The process whose address space the walked task runs in when that is its
+ * parent's: a child of vfork or posix_spawn before its exec, whose table the
+ * daemon takes from the parent rather than reading the same mappings again
+ * (or looking for the parent itself, as it did for every process's first
+ * table: a tenth of an exec storm's CPU). 0: none, or not known. */
+static __always_inline __u32 vfork_parent(const struct walk *w)
+{
+    struct task_struct *parent;
+
+    if (w->resuming) /* current is another task */
+        return 0;
+    parent = bpf_get_current_task_btf()->real_parent;
+    return parent && (__u64)parent->mm == w->mm ? parent->tgid : 0;
 }
 
 /* Is the process's table of this address space? If not, ask for one:
@@ -550,7 +570,7 @@ static __always_inline bool has_table(struct walk *w)
             return false;
         p->mm = w->mm;
         p->asked = OFFCPU_UNWIND_ASKED;
-        request_table(w->tgid, w->exec_id, w->mm);
+        request_table(w->tgid, w->exec_id, w->mm, vfork_parent(w));
         return false;
     }
     /* a table read at start knows no address space yet: it is this one's if
@@ -568,9 +588,17 @@ static __always_inline bool has_table(struct walk *w)
         w->table_whole = p->n > 0 && p->asked != OFFCPU_UNWIND_FULL && !code_mapped_since(w, p);
         return p->n > 0;
     }
+    /* A walk on from a copy is of the address space the task blocked in,
+     * which it may have left since: an exec, or a vfork child's block in its
+     * parent's. The daemon reads a process as it is now: asked, it would
+     * read the new image's mappings as the old address space's table, and
+     * the new image's walks would find no table until they asked again (at
+     * each flip that resumed the copy, for as long as it is held). */
+    if (w->resuming && p->mm)
+        return false;
     /* an exec, or another process with a reused pid */
     if (__sync_lock_test_and_set(&p->asked, OFFCPU_UNWIND_ASKED) != OFFCPU_UNWIND_ASKED)
-        request_table(w->tgid, w->exec_id, w->mm);
+        request_table(w->tgid, w->exec_id, w->mm, 0);
     return false;
 }
 

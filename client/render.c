@@ -285,6 +285,7 @@ int render_status(FILE *f, const json_t *st)
         {"unwind_processes", "unwind tables", K_PLAIN},
         {"unwind_table_reads", "unwind table reads", K_PLAIN},
         {"unwind_tables_inherited", "unwind tables inherited", K_PLAIN},
+        {"unwind_asks_superseded", "unwind asks superseded", K_PLAIN},
         {"unwind_files_held_known", "unwind files known held", K_PLAIN},
         {"unwind_tables_cut", "unwind tables cut", K_PLAIN},
         {"unwind_files_read", "unwind files read", K_PLAIN},

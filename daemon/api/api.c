@@ -665,21 +665,22 @@ static json_t *unwind_json(struct daemon *d)
         collector_get_unwind_stats(d->collector, &u);
     return json_pack(
         "{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-        "s:I, s:I, s:I, s:I, s:I, s:I}",
+        "s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
         "unwind", d->cfg.collector.unwind_dwarf ? "dwarf" : "frame-pointer", "unwind_files",
         (json_int_t)u.files, "unwind_rows", (json_int_t)u.rows, "unwind_memory_used",
         (json_int_t)(u.rows * row), "unwind_memory_limit", (json_int_t)(u.rows_max * row),
         "unwind_files_without_cfi", (json_int_t)u.files_without_cfi, "unwind_files_over_budget",
         (json_int_t)u.files_over_budget, "unwind_processes", (json_int_t)u.processes,
         "unwind_table_reads", (json_int_t)u.table_reads, "unwind_tables_inherited",
-        (json_int_t)u.tables_inherited, "unwind_files_held_known", (json_int_t)u.files_held_known,
-        "unwind_tables_cut", (json_int_t)u.tables_cut, "unwind_files_read",
-        (json_int_t)u.files_read, "unwind_files_debug_frame", (json_int_t)u.files_debug_frame,
-        "unwind_files_shared", (json_int_t)u.files_shared, "unwind_build_ns",
-        (json_int_t)u.build_ns, "unwind_files_lingering", (json_int_t)u.files_lingering,
-        "unwind_rows_lingering", (json_int_t)u.rows_lingering, "unwind_linger_reuses",
-        (json_int_t)u.linger_reuses, "python_processes", (json_int_t)u.python_processes,
-        "python_unknown_version", (json_int_t)u.python_unknown_version);
+        (json_int_t)u.tables_inherited, "unwind_asks_superseded", (json_int_t)u.asks_superseded,
+        "unwind_files_held_known", (json_int_t)u.files_held_known, "unwind_tables_cut",
+        (json_int_t)u.tables_cut, "unwind_files_read", (json_int_t)u.files_read,
+        "unwind_files_debug_frame", (json_int_t)u.files_debug_frame, "unwind_files_shared",
+        (json_int_t)u.files_shared, "unwind_build_ns", (json_int_t)u.build_ns,
+        "unwind_files_lingering", (json_int_t)u.files_lingering, "unwind_rows_lingering",
+        (json_int_t)u.rows_lingering, "unwind_linger_reuses", (json_int_t)u.linger_reuses,
+        "python_processes", (json_int_t)u.python_processes, "python_unknown_version",
+        (json_int_t)u.python_unknown_version);
 }
 
 /* Why a file's call frame information was refused (unwind_rows_derive). */

@@ -717,23 +717,23 @@ static int table_inherit(struct unwind_tables *t, pid_t pid, pid_t parent, uint6
 /*
  * A process without a table yet that runs in its parent's very address
  * space (a child of vfork or posix_spawn, how Python, Go and glibc start
- * programs, until it execs; kcmp tells) takes its parent's table rather than
- * reading the same mappings again. Asks are taken in order: an exec of the
- * parent is read before, so its table is of the address space it has now. If
- * that table is not up to date for what pid's walk met, pid asks again, and
- * is read.
+ * programs, until it execs) takes its parent's table rather than reading the
+ * same mappings again. The walk that asked names that parent (vfork_parent);
+ * kcmp tells whether the two share it still. Asks are taken in order: an
+ * exec of the parent is read before, so its table is of the address space
+ * it has now. If that table is not up to date for what pid's walk met, pid
+ * asks again, and is read.
  */
-static int table_share(struct unwind_tables *t, pid_t pid, uint64_t mm)
+static int table_share(struct unwind_tables *t, pid_t pid, pid_t parent, uint64_t mm)
 {
-    uint64_t ppid;
-    pid_t parent;
     bool found;
     size_t i;
 
-    sorted_search(t->procs, t->nprocs, sizeof(*t->procs), &pid, compare_proc_to_pid, &found);
-    if (!mm || found || proc_stat_field(pid, 4, &ppid) < 0 || ppid == 0 || ppid > INT32_MAX)
+    if (!mm || parent <= 0 || parent == pid)
         return -ESTALE;
-    parent = (pid_t)ppid;
+    sorted_search(t->procs, t->nprocs, sizeof(*t->procs), &pid, compare_proc_to_pid, &found);
+    if (found)
+        return -ESTALE;
     i = sorted_search(t->procs, t->nprocs, sizeof(*t->procs), &parent, compare_proc_to_pid, &found);
     if (!found || syscall(SYS_kcmp, pid, parent, KCMP_VM, 0, 0) != 0 ||
         bpf_map_lookup_elem(t->procs_fd, &parent, &t->table) < 0)
@@ -745,7 +745,26 @@ static int table_share(struct unwind_tables *t, pid_t pid, uint64_t mm)
     return table_copy(t, pid, &t->procs[i], mm);
 }
 
-int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm)
+/*
+ * Is an ask for pid's table of address space mm replaced by a later one?
+ * So when the BPF side's table for pid stands, empty and asked for, for
+ * another address space: an exec made it so (ask_table_at_exec), or a walk
+ * in the new one (has_table), each asking again behind this ask. The
+ * common case is a child of vfork or posix_spawn that blocked in its
+ * parent's address space and exec'd before its ask was taken: read now, it
+ * would be the new image's mappings, labelled with the old address space,
+ * and read again at the exec's ask.
+ */
+static bool ask_superseded(struct unwind_tables *t, pid_t pid, uint64_t mm)
+{
+    const struct offcpu_unwind_process *now = &t->table;
+
+    if (!mm || bpf_map_lookup_elem(t->procs_fd, &pid, &t->table) < 0)
+        return false;
+    return now->mm && now->mm != mm && now->n == 0 && now->asked == OFFCPU_UNWIND_ASKED;
+}
+
+int unwind_tables_load(struct unwind_tables *t, pid_t pid, pid_t parent, uint64_t mm)
 {
     _cleanup_free_ struct table_file **files = NULL;
     struct offcpu_unwind_process *v = &t->table;
@@ -757,7 +776,11 @@ int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm)
     int64_t read_ns = clock_ns(CLOCK_MONOTONIC);
     int r;
 
-    if (table_share(t, pid, mm) == 0)
+    if (ask_superseded(t, pid, mm)) {
+        t->stats.asks_superseded++;
+        return 0;
+    }
+    if (table_share(t, pid, parent, mm) == 0)
         return 0;
     r = proc_maps_read(pid, &maps);
     if (r == -ENOENT || r == -ESRCH) {
@@ -804,7 +827,7 @@ int unwind_tables_inherit(struct unwind_tables *t, pid_t pid, pid_t parent, uint
     int r = table_inherit(t, pid, parent, mm);
 
     if (r < 0)
-        r = unwind_tables_load(t, pid, mm);
+        r = unwind_tables_load(t, pid, 0, mm);
     /* a copy that no files held here stand for must not stay (a process
      * gone is marked unreadable instead) */
     if (r < 0 && r != -ENOENT && r != -ESRCH)
@@ -830,7 +853,7 @@ void unwind_tables_load_all(struct unwind_tables *t, int64_t until, void (*betwe
     t->stop_at = until;
     while (!stopping(t) && (e = readdir(d)))
         if (isdigit((unsigned char)e->d_name[0])) {
-            unwind_tables_load(t, (pid_t)strtol(e->d_name, NULL, 10), 0);
+            unwind_tables_load(t, (pid_t)strtol(e->d_name, NULL, 10), 0, 0);
             if (between)
                 between(userdata);
         }

@@ -41,25 +41,26 @@ struct unwind_refused {
 };
 
 struct unwind_tables_stats {
-    uint64_t files;                  /* files with rows loaded */
-    uint64_t rows;                   /* rows they take */
-    uint64_t rows_max;               /* room for rows (unwind-memory) */
-    uint64_t files_without_cfi;      /* files read that have none: frame pointers there */
-    uint64_t files_refused;          /* files whose CFI was refused: frame pointers there */
-    uint64_t files_over_budget;      /* files whose rows did not fit: frame pointers there */
-    uint64_t processes;              /* processes with a table */
-    uint64_t table_reads;            /* tables read (announcements, start) */
-    uint64_t tables_inherited;       /* tables of forked (or vforked) processes: their parent's */
-    uint64_t files_held_known;       /* mappings of files a table held: not opened to be told */
-    uint64_t tables_cut;             /* tables with more mappings than a table holds */
-    uint64_t files_read;             /* files whose rows were derived since start */
-    uint64_t files_debug_frame;      /* among them, with rows from .debug_frame */
-    uint64_t files_shared;           /* files naming the rows of one with the same CFI, not read */
-    uint64_t build_ns;               /* CPU time deriving (or sharing) and loading rows */
-    uint64_t files_lingering;        /* files no process maps now, kept for the next (linger_ns) */
-    uint64_t rows_lingering;         /* the rows they keep */
-    uint64_t linger_reuses;          /* files a process mapped again while they lingered */
-    uint64_t python_processes;       /* processes with a table that run CPython */
+    uint64_t files;             /* files with rows loaded */
+    uint64_t rows;              /* rows they take */
+    uint64_t rows_max;          /* room for rows (unwind-memory) */
+    uint64_t files_without_cfi; /* files read that have none: frame pointers there */
+    uint64_t files_refused;     /* files whose CFI was refused: frame pointers there */
+    uint64_t files_over_budget; /* files whose rows did not fit: frame pointers there */
+    uint64_t processes;         /* processes with a table */
+    uint64_t table_reads;       /* tables read (announcements, start) */
+    uint64_t tables_inherited;  /* tables of forked (or vforked) processes: their parent's */
+    uint64_t asks_superseded;   /* asks not read: a later ask, of the exec since, replaced it */
+    uint64_t files_held_known;  /* mappings of files a table held: not opened to be told */
+    uint64_t tables_cut;        /* tables with more mappings than a table holds */
+    uint64_t files_read;        /* files whose rows were derived since start */
+    uint64_t files_debug_frame; /* among them, with rows from .debug_frame */
+    uint64_t files_shared;      /* files naming the rows of one with the same CFI, not read */
+    uint64_t build_ns;          /* CPU time deriving (or sharing) and loading rows */
+    uint64_t files_lingering;   /* files no process maps now, kept for the next (linger_ns) */
+    uint64_t rows_lingering;    /* the rows they keep */
+    uint64_t linger_reuses;     /* files a process mapped again while they lingered */
+    uint64_t python_processes;  /* processes with a table that run CPython */
     uint64_t python_unknown_version; /* ...of a version without a layout: native frames only */
     struct unwind_refused refused[UNWIND_REFUSED_KEPT]; /* the last refused, oldest first */
     size_t nrefused;
@@ -83,10 +84,10 @@ void unwind_tables_set_python_map(struct unwind_tables *t, int python_fd, uint32
 void unwind_tables_set_stop(struct unwind_tables *t, const atomic_bool *stop);
 
 /* Read the table of process pid, whose address space the BPF side calls mm
- * (0 when not known: at start), or, for a first table, take that of a process
- * with the same address space (a vfork child's parent). Returns 0 or a
- * negative errno. */
-int unwind_tables_load(struct unwind_tables *t, pid_t pid, uint64_t mm);
+ * (0 when not known: at start), or, for a first table, take that of parent
+ * if pid runs in its address space still (a vfork child's; 0: none). An ask
+ * a later one replaced is passed over. Returns 0 or a negative errno. */
+int unwind_tables_load(struct unwind_tables *t, pid_t pid, pid_t parent, uint64_t mm);
 
 /* Process pid, forked from parent, was given its parent's table by the BPF
  * side (OFFCPU_ANNOUNCE_FORKED): hold its files for it, or read its own if

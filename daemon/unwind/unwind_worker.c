@@ -69,7 +69,9 @@ static int on_ask(void *ctx, void *data, size_t size)
     if (a->kind == OFFCPU_ANNOUNCE_FORKED)
         unwind_tables_inherit(w->tables, (pid_t)a->tgid, (pid_t)a->parent, a->mm);
     else
-        unwind_tables_load(w->tables, (pid_t)a->tgid, a->mm);
+        unwind_tables_load(w->tables, (pid_t)a->tgid, (pid_t)a->parent, a->mm);
+    /* a poll takes asks for as long as they come: status is not to wait */
+    publish_stats(w);
     return 0;
 }
 

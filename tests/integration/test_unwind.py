@@ -1001,6 +1001,46 @@ def test_rows_late_stock_program_first_sleep_whole(daemons, tmp_path):
     late.stop()
 
 
+def test_vfork_child_exec_read_once(daemons, tmp_path):
+    """vfork children that block in their parent's address space (an ask of that
+    address space), then exec Debian's sleep before the daemon takes the ask, as
+    posix_spawn children of a busy host do: each child's table is read once, at its
+    exec's ask, the earlier ask passed over as superseded (read, it would be the new
+    image's mappings labelled with the old address space, and read again), and the
+    copy of that block's stack, walked on at flips, asks for no table of an address
+    space the child has left (it did at every flip, each read labelling the new
+    image's mappings with the old address space); the children's sleeps are whole."""
+    late = late_daemon(tmp_path, 100)  # each ask taken 100 ms after the one before
+    forks, exec_ms = 10, 3000
+
+    def tables():
+        return json.loads(late.ctl("status", "--json").stdout)
+
+    before = tables()
+    proc = subprocess.run([str(BUILT_WORKLOADS / "vfork_waits"), "--forks", str(forks),
+                           "--exec-ms", str(exec_ms)], preexec_fn=into_cgroup,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    after, deadline = tables(), time.monotonic() + 30
+    while time.monotonic() < deadline:  # until the asks are all taken: no read for 0.6 s
+        time.sleep(0.6)
+        now = tables()
+        if now["unwind_table_reads"] == after["unwind_table_reads"]:
+            break
+        after = now
+    superseded = after["unwind_asks_superseded"] - before["unwind_asks_superseded"]
+    reads = after["unwind_table_reads"] - before["unwind_table_reads"]
+    # the parent's own table is read too (its exec); without the ask passed over, a
+    # child's table was read twice, and again at flips
+    assert superseded >= forks and reads <= forks + 3, (superseded, reads)
+    naps = [s for s in drained_after(late, time.time_ns(), "--comm", "sleep")["stacks"]
+            if "do_nanosleep" in s["kernel"]]
+    total = sum(s["total_ns"] for s in naps)
+    whole = sum(s["total_ns"] for s in naps if reaches_entry(s))
+    assert total >= 0.95 * forks * exec_ms * 1e6 and whole >= 0.98 * total, heaviest(naps)
+    late.stop()
+
+
 def test_rows_too_late_charged_short_and_counted(daemons, tmp_path):
     """Rows 8 s late, short_lived's 200 ms: each block held for 5 s, then charged as it
     is. None of its time lost (its own measure, within 2%), and each counted."""
