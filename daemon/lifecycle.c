@@ -150,6 +150,7 @@ static void on_announcements(struct event_source *src, uint32_t events)
     struct loop *l = container_of(src, struct loop, announcements);
 
     collector_take_announcements(l->d->collector);
+    symbolizer_prefetch_pending(l->d->sym);
 }
 
 /* SIGHUP: the file (and the command line over it) again. What can change

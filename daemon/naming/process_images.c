@@ -29,6 +29,9 @@
 /* Memory for the perf maps of all processes; past it, JIT code of further
  * processes stays unnamed. */
 #define PERF_MAPS_BYTES_MAX (64u << 20)
+/* Execs announced, their reading put off to the end of the announcements
+ * taken together; past this many, one is read at once. */
+#define EXECS_PENDING_MAX 1024
 
 /* One image of a process: an exec in place starts a new one, with its own
  * exec_id. The image an exec replaced is frozen: kept as last read, never
@@ -56,6 +59,11 @@ struct process_images {
     struct file_cache *files;
     struct process_image *procs; /* sorted by (pid, exec_id) */
     size_t n_procs, cap_procs;
+    struct {
+        pid_t pid;
+        uint32_t exec_id;
+    } execs_pending[EXECS_PENDING_MAX]; /* in the order announced */
+    size_t n_execs_pending;
     size_t perf_maps_bytes; /* of all images, against PERF_MAPS_BYTES_MAX */
     struct process_images_stats stats;
 };
@@ -115,8 +123,12 @@ struct process_images *process_images_free(struct process_images *pi)
  * forgotten, and so is one whose mappings could never be read. */
 void process_images_begin_pass(struct process_images *pi)
 {
-    int64_t now = monotonic_ns();
+    int64_t now;
     size_t n = 0;
+
+    /* announced before the pass: read before its names are */
+    process_images_prefetch_pending(pi);
+    now = monotonic_ns();
 
     for (size_t i = 0; i < pi->n_procs; i++) {
         struct process_image *p = &pi->procs[i];
@@ -350,8 +362,28 @@ static void image_hold(struct process_images *pi, struct process_image *p)
     }
 }
 
-int process_images_prefetch(struct process_images *pi, pid_t pid, uint32_t exec_id,
-                            enum prefetch_when when)
+/* Whether pid's exec into exec_id waits to be read; no longer, either way,
+ * nor any of pid's earlier ones: its later announcement reads what it has
+ * now (an image an exec replaced before it was read is never read: what
+ * is mapped now is not it). */
+static bool exec_unpend(struct process_images *pi, pid_t pid, uint32_t exec_id)
+{
+    bool found = false;
+    size_t kept = 0;
+
+    for (size_t i = 0; i < pi->n_execs_pending; i++) {
+        if (pi->execs_pending[i].pid == pid && pi->execs_pending[i].exec_id <= exec_id) {
+            found |= pi->execs_pending[i].exec_id == exec_id;
+            continue;
+        }
+        pi->execs_pending[kept++] = pi->execs_pending[i];
+    }
+    pi->n_execs_pending = kept;
+    return found;
+}
+
+static int prefetch_now(struct process_images *pi, pid_t pid, uint32_t exec_id,
+                        enum prefetch_when when)
 {
     struct process_image *p = NULL;
     int r = image_get(pi, pid, exec_id, ANNOUNCE_MAX_AGE_NS, &p);
@@ -374,6 +406,35 @@ int process_images_prefetch(struct process_images *pi, pid_t pid, uint32_t exec_
     p->read_at_exec = when == PREFETCH_EXEC;
     image_hold(pi, p);
     return 0;
+}
+
+/*
+ * An exec is read at the end of the announcements taken with it
+ * (process_images_prefetch_pending), unless the process's first block or
+ * new code comes among them, which reads it then: once, where it was read
+ * at the exec, before ld.so had mapped the libraries, and again at the
+ * first block. A storm of new programs, which the daemon takes many at a
+ * time, read each twice.
+ */
+int process_images_prefetch(struct process_images *pi, pid_t pid, uint32_t exec_id,
+                            enum prefetch_when when)
+{
+    bool pending = exec_unpend(pi, pid, exec_id);
+
+    if (when == PREFETCH_EXEC && pi->n_execs_pending < EXECS_PENDING_MAX) {
+        pi->execs_pending[pi->n_execs_pending].pid = pid;
+        pi->execs_pending[pi->n_execs_pending++].exec_id = exec_id;
+        return 0;
+    }
+    /* its exec not read yet: this is the first reading of the image */
+    return prefetch_now(pi, pid, exec_id, pending ? PREFETCH_FIRST_BLOCK : when);
+}
+
+void process_images_prefetch_pending(struct process_images *pi)
+{
+    for (size_t i = 0; i < pi->n_execs_pending; i++)
+        prefetch_now(pi, pi->execs_pending[i].pid, pi->execs_pending[i].exec_id, PREFETCH_EXEC);
+    pi->n_execs_pending = 0;
 }
 
 /* The image of the parent, copied for pid (at index i), its files held again. */

@@ -67,9 +67,15 @@ enum prefetch_when {
 
 /* Read the mappings of an announced process now (unless just read, see
  * enum prefetch_when), and hold the files it maps, so that its frames can
- * be named even if it is gone by the next pass. */
+ * be named even if it is gone by the next pass. An exec's are read by
+ * process_images_prefetch_pending, unless a later announcement of the
+ * process reads them first. */
 int process_images_prefetch(struct process_images *pi, pid_t pid, uint32_t exec_id,
                             enum prefetch_when when);
+
+/* The execs announced since the last call, not read yet: read now. Called
+ * at the end of the announcements taken together, and before a pass. */
+void process_images_prefetch_pending(struct process_images *pi);
 
 /* Process pid was forked from parent, and has been running exec_id (the
  * parent's image) since. The parent last mapped code at code_ns

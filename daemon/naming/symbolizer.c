@@ -180,6 +180,11 @@ int symbolizer_prefetch(struct symbolizer *s, pid_t tgid, uint32_t exec_id, enum
     return process_images_prefetch(s->images, tgid, exec_id, when);
 }
 
+void symbolizer_prefetch_pending(struct symbolizer *s)
+{
+    process_images_prefetch_pending(s->images);
+}
+
 int symbolizer_inherit(struct symbolizer *s, pid_t tgid, pid_t parent, uint32_t exec_id,
                        int64_t code_ns)
 {

@@ -105,6 +105,9 @@ int symbolizer_inherit(struct symbolizer *s, pid_t tgid, pid_t parent, uint32_t 
  * prefetch_when). */
 int symbolizer_prefetch(struct symbolizer *s, pid_t tgid, uint32_t exec_id,
                         enum prefetch_when when);
+/* The execs prefetched since the last call, unless read since: read now (at
+ * the end of the announcements taken together, see process_images.h). */
+void symbolizer_prefetch_pending(struct symbolizer *s);
 
 void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *ret);
 

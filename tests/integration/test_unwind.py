@@ -16,6 +16,7 @@ import os
 import pwd
 import re
 import shutil
+import signal
 import struct
 import subprocess
 import tempfile
@@ -789,6 +790,41 @@ def test_forked_children_take_their_parents_tables(daemons):
             (child, [";".join(stack) for stack, _ in mine + parents])
         # four sleeps of 50 ms; a sleep may wait without a switch (see COUNT_SLACK)
         assert sum(ns for _, ns in mine) >= 0.7 * 4 * 50e6, (child, mine)
+
+
+def test_execs_taken_together_read_once(daemons):
+    """Programs that exec and block while the daemon lags behind (held stopped here, as a
+    busy host's is by a storm of new programs): each one's exec and first block are
+    taken together, and its mappings are read once to name its frames, after ld.so
+    mapped its libraries, where they were read at the exec and again at the block."""
+    dwarf, _ = daemons
+    programs = 10
+
+    def reads():
+        return json.loads(dwarf.ctl("status", "--json").stdout)["process_maps_reads"]
+
+    before = reads()
+    os.kill(dwarf.proc.pid, signal.SIGSTOP)
+    try:
+        procs = [subprocess.Popen(["/usr/bin/sleep", "0.5"], preexec_fn=into_cgroup)
+                 for _ in range(programs)]
+        time.sleep(0.3)  # all exec'd and asleep: announced, none taken
+    finally:
+        os.kill(dwarf.proc.pid, signal.SIGCONT)
+    assert all(proc.wait(timeout=10) == 0 for proc in procs)
+    grew = reads() - before
+    # a child may block once in the cgroup before its exec: at most a few more
+    assert programs <= grew <= programs + 3, grew
+    for proc in procs:
+        deadline = time.monotonic() + 10
+        while True:  # a drain after the exit names its last sleep
+            stacks = dwarf.dump_json("--pid", str(proc.pid), "--since", "60s")["stacks"]
+            sleeps = [s["user"] for s in stacks if "do_nanosleep" in s["kernel"]]
+            if sleeps or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        # libc named: read after ld.so mapped it
+        assert sleeps and all("__libc_start_main" in user for user in sleeps), (proc.pid, stacks)
 
 
 def test_forked_children_of_code_mapped_since_read(daemons, tmp_path):
