@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * The time of a context switch on the kernel's clock (bpf_ktime_get_ns, the
+ * CLOCK_MONOTONIC every other time here is on), mostly without reading that
+ * clock: __schedule has just read the CPU's scheduler clock into its run
+ * queue (update_rq_clock), and both clocks count the same cycle counter, so
+ * they drift apart only by what NTP steers the kernel clock by (parts per
+ * million). Each CPU keeps their difference, measured again at its first
+ * switch once a millisecond of its run-queue clock has passed: the error
+ * that drift leaves is nanoseconds. Reading the kernel clock was 60 of the
+ * 295 ns a switch costs on these machines (docs/benchmarks.md).
+ *
+ * The run-queue clock was read a few microseconds before the switch's
+ * program runs, and a measured difference holds that lag of its own switch:
+ * each switch's time is off by the difference of two such lags, either way,
+ * not biased. A block's pieces (switch-out, flips, switch-in) still add up
+ * to its whole, whatever the clocks say: each piece starts where the last
+ * ended.
+ */
+#ifndef SWITCH_CLOCK_BPF_H
+#define SWITCH_CLOCK_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+
+#define SWITCH_CLOCK_RECHECK_NS (1000 * 1000)
+#define SWITCH_CLOCK_SAMPLES    8
+
+struct switch_clock {
+    __u64 offset;   /* kernel clock minus run-queue clock, modulo 2^64; in use */
+    __u64 least;    /* of the samples taken since rq_clock: the least */
+    __u64 rq_clock; /* the run-queue clock when sampling began; 0: never */
+    __u32 samples;  /* taken since */
+    __u32 pad;
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct switch_clock);
+} switch_clocks SEC(".maps");
+
+/* cur: the task switching out, which is current (a trusted BTF pointer when
+ * btf). Its run queue is this CPU's, whatever its class (wakers.bpf.h). The
+ * raw_tp fallback reads the kernel clock: the run queue is three reads away
+ * through helpers there, no cheaper. */
+static __always_inline __u64 switch_time(struct task_struct *cur, const bool btf)
+{
+    struct switch_clock *c;
+    struct rq *rq;
+    __u32 zero = 0;
+    __u64 clock;
+
+    if (!btf || !bpf_core_field_exists(cur->se.cfs_rq) || !bpf_core_field_exists(struct cfs_rq, rq))
+        return bpf_ktime_get_ns();
+    rq = cur->se.cfs_rq->rq;
+    c = bpf_map_lookup_elem(&switch_clocks, &zero);
+    if (!rq || !c)
+        return bpf_ktime_get_ns();
+    clock = rq->clock;
+    if (!c->rq_clock || clock - c->rq_clock >= SWITCH_CLOCK_RECHECK_NS) {
+        c->rq_clock = clock;
+        c->samples = 0;
+    }
+    if (c->samples < SWITCH_CLOCK_SAMPLES) {
+        __u64 offset = bpf_ktime_get_ns() - clock;
+
+        if (!c->samples || (__s64)(offset - c->least) < 0)
+            c->least = offset;
+        /* the first ever is used at once, then each set whole */
+        if (++c->samples == SWITCH_CLOCK_SAMPLES || !c->offset)
+            c->offset = c->least;
+    }
+    return clock + c->offset;
+}
+
+/* How long ago t was, on the kernel clock: 0 for a switch's time a little
+ * ahead of it (a calibration's error, the other way). */
+static __always_inline __u64 ns_since(__u64 t)
+{
+    __u64 now = bpf_ktime_get_ns();
+
+    return now > t ? now - t : 0;
+}
+
+#endif
