@@ -4,9 +4,11 @@ os.fsync (waits), or two threads that take the GIL from each other (gil), or a
 thread that runs Python while another holds the GIL in C code, libc's usleep
 called through ctypes.PyDLL, which keeps it (gil_held), or a thread blocked on
 a lock for the whole run, from a chain of three (stuck); blocked in a C extension
-it imports just before (dlopen).
+it imports just before (dlopen); sleeping under 22 frames of a function with 40
+locals, one of them a generator's, so that its frames span pages of the thread's
+data stack and one lies elsewhere, in the generator (deep).
 
-Usage: python_waits.py waits|gil|gil_held|stuck|dlopen SECONDS DIR
+Usage: python_waits.py waits|gil|gil_held|stuck|dlopen|deep SECONDS DIR
 Prints "ready PID" once its threads run, then, at the end, a JSON line: for
 each blocking thread its tid and its frames as traceback saw them while it
 blocked (function, file, line; outermost first)."""
@@ -175,8 +177,32 @@ def dlopen_1():
     dlopen_2()
 
 
+def deep_sleep():
+    while not stop.is_set():
+        time.sleep(0.02)
+
+
+def deep(n):
+    (a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18,
+     a19, a20, a21, a22, a23, a24, a25, a26, a27, a28, a29, a30, a31, a32, a33, a34, a35,
+     a36, a37, a38, a39) = (n,) * 40  # noqa: F841: 40 locals, a frame of some 400 bytes
+    if n == 0:
+        return deep_sleep()
+    if n == 10:
+        return next(deep_generator(n - 1))
+    return deep(n - 1)
+
+
+def deep_generator(n):
+    yield deep(n)
+
+
+def deep_1():
+    deep(20)
+
+
 ENTRIES = {"waits": [sleep_1, lock_1, queue_1, recv_1, fsync_1], "gil": [spin_1, spin_1],
-           "gil_held": [hold_1, spin_1], "stuck": [stuck_1], "dlopen": [dlopen_1]}
+           "gil_held": [hold_1, spin_1], "stuck": [stuck_1], "dlopen": [dlopen_1], "deep": [deep_1]}
 
 
 def record():
