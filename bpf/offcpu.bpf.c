@@ -275,7 +275,10 @@ static __always_inline int on_wakeup_new(struct task_struct *p, const bool btf)
     pl->user_hash = OFFCPU_STACK_NEW_TASK;
     pl->kernel_hash = OFFCPU_STACK_NEW_TASK;
     pl->stored_gen = 0;
-    now = bpf_ktime_get_ns();
+    /* p's run queue, which the enqueue just before this updated */
+    now = btf && bpf_core_field_exists(p->se.cfs_rq) && bpf_core_field_exists(struct cfs_rq, rq)
+              ? rq_time(p->se.cfs_rq->rq)
+              : bpf_ktime_get_ns();
     rec->since = now;
     rec->woken = now;
     /* Last, so that a record is complete whenever ts is set. */

@@ -76,6 +76,23 @@ static __always_inline __u64 switch_time(struct task_struct *cur, const bool btf
     return clock + c->offset;
 }
 
+/* The time on the kernel clock of a run queue's clock just read by the
+ * kernel (a new task's enqueue: wake_up_new_task updates it first), by this
+ * CPU's difference as the last switch here measured it: a new task's wait
+ * then starts on the clock its switch-in ends it on, and is the kernel's
+ * own (sched_info), where the kernel clock read here would start it some
+ * of the difference's error later or earlier. */
+static __always_inline __u64 rq_time(struct rq *rq)
+{
+    struct switch_clock *c;
+    __u32 zero = 0;
+
+    c = bpf_map_lookup_elem(&switch_clocks, &zero);
+    if (!rq || !c || !c->offset)
+        return bpf_ktime_get_ns();
+    return rq->clock + c->offset;
+}
+
 /* How long ago t was, on the kernel clock: 0 for a switch's time a little
  * ahead of it (a calibration's error, the other way). */
 static __always_inline __u64 ns_since(__u64 t)
