@@ -83,6 +83,9 @@ struct py_frames {
      * python_walk_task, and its FS base */
     __u64 mm, fsbase, syscall, di;
     __u32 tgid, tid;
+    /* the TSS key + 1, as the task's record knew it (0: read it), and as the
+     * walk found it good (0: not) */
+    __u32 key1;
 };
 
 struct {
@@ -225,6 +228,27 @@ static __always_inline bool py_gil_wait(struct py_frames *w, const struct offcpu
  */
 #define PY_NOT_PYTHON 1
 
+/* The thread state's fields a walk needs, in one read: its ids (is it the
+ * current thread's?) and its current frame (or _PyCFrame), into w->frame.
+ * Every version's lie within 128 bytes of one another. */
+#define PY_TSTATE_SPAN 128
+
+static __always_inline bool py_thread_state(struct py_frames *w,
+                                            const struct offcpu_python_offsets *at, __u64 tstate)
+{
+    __u32 lo = at->tstate_frame < at->tstate_thread ? at->tstate_frame : at->tstate_thread;
+    __u32 frame = at->tstate_frame - lo, ids = at->tstate_thread - lo;
+
+    /* the span's buffer, free until the frames are read */
+    if (frame > PY_TSTATE_SPAN - 8 || ids > PY_TSTATE_SPAN - 16 ||
+        bpf_probe_read_user(w->span, PY_TSTATE_SPAN, (void *)(tstate + lo)))
+        return false;
+    if (w->span[ids / 8] != w->fsbase || w->span[ids / 8 + 1] != w->tid)
+        return false;
+    w->frame = w->span[frame / 8];
+    return true;
+}
+
 static __noinline __u64 python_walk_task(struct py_frames *w)
 {
     struct offcpu_python_process *py;
@@ -242,17 +266,25 @@ static __noinline __u64 python_walk_task(struct py_frames *w)
      * the thread struct lies in a line of the task no other part of a
      * switch-out touches */
     w->fsbase = bpf_get_current_task_btf()->thread.fsbase;
-    /* r[0]: the TSS key (_is_initialized, _key), r[1]: the thread state,
-     * r[2..3]: its ids */
+    /* r[0]: the TSS key (_is_initialized, _key): a key never changes while
+     * its interpreter lives, so a thread's record keeps it; r[1]: the thread
+     * state */
     r = w->read;
-    r[0] = r[1] = 0;
-    if (bpf_probe_read_user(r, sizeof(r[0]), (void *)(py->runtime + py->at.tss)))
-        goto no_tstate;
-    /* a program that links libpython but never started the interpreter
-     * (Debian's perf): as good as no CPython, and said so once per task */
-    if (!(__u32)r[0])
-        return PY_NOT_PYTHON;
-    r[0] >>= 32;
+    r[1] = 0;
+    if (w->key1) {
+        /* dropped if it finds no thread state: read again next time */
+        r[0] = w->key1 - 1;
+        w->key1 = 0;
+    } else {
+        if (bpf_probe_read_user(r, sizeof(r[0]), (void *)(py->runtime + py->at.tss)))
+            goto no_tstate;
+        /* a program that links libpython but never started the interpreter
+         * (Debian's perf): as good as no CPython, and said so once per task */
+        if (!(__u32)r[0])
+            return PY_NOT_PYTHON;
+        r[0] >>= 32;
+        w->key1 = r[0] + 1;
+    }
     /* r[1]: the key's block of data (a program that made 32 keys before
      * starting the interpreter has its key in a second-level block) */
     r[1] = w->fsbase + GLIBC_SPECIFIC_1STBLOCK;
@@ -264,13 +296,11 @@ static __noinline __u64 python_walk_task(struct py_frames *w)
           !r[1])) ||
         bpf_probe_read_user(&r[1], sizeof(r[1]),
                             (void *)(r[1] + 16 * (r[0] % GLIBC_KEYS_BLOCK) + 8)) ||
-        !r[1] ||
-        bpf_probe_read_user(&r[2], 2 * sizeof(r[2]), (void *)(r[1] + py->at.tstate_thread)) ||
-        r[2] != w->fsbase || r[3] != w->tid)
+        !r[1] || !py_thread_state(w, &py->at, r[1]))
         goto no_tstate;
+    w->key1 = r[0] + 1;
     mark = OFFCPU_PY_TAG | ((__u64)py->layout << OFFCPU_PY_MARK_LAYOUT_SHIFT);
-    w->frame = r[1]; /* the thread state, while py_gil_wait uses r */
-    if (py_gil_wait(w, py, w->frame)) {
+    if (py_gil_wait(w, py, r[1])) {
         mark |= OFFCPU_PY_MARK_GIL;
         stat_add(OFFCPU_STAT_PY_GIL_WAITS, 1);
     }
@@ -279,12 +309,11 @@ static __noinline __u64 python_walk_task(struct py_frames *w)
     w->pending = 0;
     w->hash = 0x243f6a8885a308d3ULL;
     w->span_hi = 0;
-    /* the thread's current frame, through its _PyCFrame up to 3.12 */
-    if (bpf_probe_read_user(&w->frame, sizeof(w->frame),
-                            (void *)(w->frame + py->at.tstate_frame)) ||
-        (py->at.cframe_current != OFFCPU_PY_NONE &&
-         (!w->frame || bpf_probe_read_user(&w->frame, sizeof(w->frame),
-                                           (void *)(w->frame + py->at.cframe_current))))) {
+    /* the thread's current frame (py_thread_state read its field), through
+     * its _PyCFrame up to 3.12 */
+    if (py->at.cframe_current != OFFCPU_PY_NONE &&
+        (!w->frame || bpf_probe_read_user(&w->frame, sizeof(w->frame),
+                                          (void *)(w->frame + py->at.cframe_current)))) {
         w->frame = 0;
         w->error = 1;
     } else {
@@ -339,7 +368,12 @@ static __always_inline __u64 python_walk(struct task_rec *rec, __u32 tgid, __u32
     w->mm = mm;
     w->syscall = syscall;
     w->di = di;
+    w->key1 = rec && rec->python_key_mm == mm ? rec->python_key1 : 0;
     hash = python_walk_task(w);
+    if (rec) {
+        rec->python_key1 = w->key1;
+        rec->python_key_mm = mm;
+    }
     if (hash != PY_NOT_PYTHON)
         return hash;
     if (rec) {

@@ -95,6 +95,11 @@ struct task_rec {
      * changes */
     __u32 python_gen;
     __u64 python_mm;
+    /* its process's GIL-state TSS key + 1 (0: not known), read in address
+     * space python_key_mm (python_walk) */
+    __u64 python_key_mm;
+    __u32 python_key1;
+    __u32 python_pad;
     struct rec_ident id;
     struct place places[PLACES];
     struct place waker; /* where it last woke a task from (wakers.bpf.h) */
