@@ -5,17 +5,22 @@
  * clock: __schedule has just read the CPU's scheduler clock into its run
  * queue (update_rq_clock), and both clocks count the same cycle counter, so
  * they drift apart only by what NTP steers the kernel clock by (parts per
- * million). Each CPU keeps their difference, measured again at its first
- * switch once a millisecond of its run-queue clock has passed: the error
- * that drift leaves is nanoseconds. Reading the kernel clock was 60 of the
- * 295 ns a switch costs on these machines (docs/benchmarks.md).
+ * million). Each CPU keeps their difference, measured anew once a
+ * millisecond of its run-queue clock has passed: the drift leaves an error
+ * of nanoseconds. Reading the kernel clock was some 55 of the 295 ns a switch
+ * cost on these machines (docs/benchmarks.md).
  *
- * The run-queue clock was read a few microseconds before the switch's
- * program runs, and a measured difference holds that lag of its own switch:
- * each switch's time is off by the difference of two such lags, either way,
- * not biased. A block's pieces (switch-out, flips, switch-in) still add up
- * to its whole, whatever the clocks say: each piece starts where the last
- * ended.
+ * The run-queue clock is read before the switch's program runs, a little
+ * before, or, at a switch from idle, at the wakeup that made the CPU leave
+ * idle (the kernel skips the update after a wakeup preemption): tens of
+ * microseconds on a VM. A sample of the difference holds that lag, so the
+ * difference is the least of SWITCH_CLOCK_SAMPLES samples, and a new one is
+ * used once all are in (one sample made pairs of ping_pong's wakeups 25%
+ * short, once 90%: test_switch_clock.py). Each CPU's differs from the
+ * others' by what their least lags differ (340 ns seen between the two CPUs
+ * here): a block switched out on one CPU and in on another is off by that.
+ * A block's pieces (switch-out, flips, switch-in) still add up to its whole:
+ * each piece starts where the last ended.
  */
 #ifndef SWITCH_CLOCK_BPF_H
 #define SWITCH_CLOCK_BPF_H
