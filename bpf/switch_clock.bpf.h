@@ -6,7 +6,7 @@
  * queue (update_rq_clock), and both clocks count the same cycle counter, so
  * they drift apart only by what NTP steers the kernel clock by (parts per
  * million). Each CPU keeps their difference, measured anew once a
- * millisecond of its run-queue clock has passed: the drift leaves an error
+ * millisecond of its run-queue clock has passed since the last began: the drift leaves an error
  * of nanoseconds. Reading the kernel clock was some 55 of the 295 ns a switch
  * cost on these machines (docs/benchmarks.md).
  *
@@ -65,7 +65,11 @@ static __always_inline __u64 switch_time(struct task_struct *cur, const bool btf
     if (!rq || !c)
         return bpf_ktime_get_ns();
     clock = rq->clock;
-    if (!c->rq_clock || clock - c->rq_clock >= SWITCH_CLOCK_RECHECK_NS) {
+    /* a set is taken whole, however long an idle CPU takes to switch 8 times
+     * (a set begun anew at each millisecond's end would stay at its first,
+     * maybe late, sample there) */
+    if (!c->rq_clock ||
+        (c->samples >= SWITCH_CLOCK_SAMPLES && clock - c->rq_clock >= SWITCH_CLOCK_RECHECK_NS)) {
         c->rq_clock = clock;
         c->samples = 0;
     }
