@@ -7,7 +7,6 @@
 #define CHARGE_BPF_H
 
 #include "generations.bpf.h"
-#include "switch_clock.bpf.h"
 
 /*
  * When t became runnable, on the clock of now (the switch's or the flip's):
@@ -261,11 +260,9 @@ static __always_inline bool defer_charge(const struct task_rec *rec, const struc
     return true;
 }
 
-/* now: the switch's time, if the switch-out took it already (else 0, and
- * cur, the task switching out, tells it) */
-static __always_inline void switch_in(struct task_struct *next, struct task_struct *cur,
-                                      struct task_rec *rec, __u32 tgid, __u32 tid, __u64 now,
-                                      const bool btf)
+/* now: the switch's time, if the switch-out took it already (else 0) */
+static __always_inline void switch_in(struct task_struct *next, struct task_rec *rec, __u32 tgid,
+                                      __u32 tid, __u64 now, const bool btf)
 {
     struct place *p;
     __u64 ts, woken;
@@ -296,7 +293,7 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
         drop_resume(tid, rec->since);
     }
     if (!now)
-        now = switch_time(cur, btf);
+        now = bpf_ktime_get_ns();
     woken = runnable_since(next, rec->id.state, ts, now, btf);
     /* since, not ts: charge_blocked moves ts at each flip */
     charge(&rec->id, p, p, tgid, tid, ts, woken, now, now > rec->since ? now - rec->since : 1,

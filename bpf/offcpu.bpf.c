@@ -25,7 +25,6 @@
 #include "stacks.bpf.h"
 #include "generations.bpf.h"
 #include "charge.bpf.h"
-#include "switch_clock.bpf.h"
 #include "wakers.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -129,15 +128,14 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
          * registers the stack cache compares */
         if (!so->kthread)
             so->fp.python = python_walk(rec, so->tgid, tid, so->mm, so->fp.syscall, so->fp.di);
-        so->since = now = switch_time(prev, btf);
+        so->since = now = bpf_ktime_get_ns();
         if (rec)
             switch_out(ctx, rec, so);
     }
     tid = TASK_FIELD(btf, next, pid);
     if (!tid)
         return 0;
-    switch_in(next, prev, record_if_any(next, tid, btf), TASK_FIELD(btf, next, tgid), tid, now,
-              btf);
+    switch_in(next, record_if_any(next, tid, btf), TASK_FIELD(btf, next, tgid), tid, now, btf);
     return 0;
 }
 
@@ -275,10 +273,7 @@ static __always_inline int on_wakeup_new(struct task_struct *p, const bool btf)
     pl->user_hash = OFFCPU_STACK_NEW_TASK;
     pl->kernel_hash = OFFCPU_STACK_NEW_TASK;
     pl->stored_gen = 0;
-    /* p's run queue, which the enqueue just before this updated */
-    now = btf && bpf_core_field_exists(p->se.cfs_rq) && bpf_core_field_exists(struct cfs_rq, rq)
-              ? rq_time(p->se.cfs_rq->rq)
-              : bpf_ktime_get_ns();
+    now = bpf_ktime_get_ns();
     rec->since = now;
     rec->woken = now;
     /* Last, so that a record is complete whenever ts is set. */
@@ -376,7 +371,7 @@ int charge_blocked(struct bpf_iter__task *ctx)
     if (copy->walked & UNWIND_RESUME) {
         if (unwind_resume(&copy->ustack, task->pid, since, rec->start_time, UNWIND_SLOT_ITER) ==
                 RESUMED_SHORT &&
-            defer_charges && !release_held && ns_since(since) < OFFCPU_DEFER_MAX_NS &&
+            defer_charges && !release_held && bpf_ktime_get_ns() - since < OFFCPU_DEFER_MAX_NS &&
             rows_may_come(task->tgid)) {
             stat_add(OFFCPU_STAT_CHARGES_DEFERRED, 1);
             return 0;
@@ -384,10 +379,6 @@ int charge_blocked(struct bpf_iter__task *ctx)
         copy->user_hash = stack_hash(&copy->ustack, OFFCPU_USER_DEPTH);
     }
     now = bpf_ktime_get_ns();
-    /* a switch-out's time may be a little ahead of this clock (switch_clock.bpf.h):
-     * the block is not yet as long as it says, and its switch-in charges it */
-    if (now <= ts)
-        return 0;
     /* read after now: a wakeup later than now is the next interval's */
     woken = runnable_since(task, id.state, ts, now, true);
     if (__sync_val_compare_and_swap(&rec->ts, ts, now) != ts)
@@ -418,8 +409,8 @@ static long charge_one_deferred(struct bpf_map *map, const struct offcpu_resume_
         return 1;
     bpf_probe_read_kernel(copy, sizeof(*copy), &d->place);
     resumed = unwind_resume(&copy->ustack, key->tid, key->since, d->start_time, UNWIND_SLOT_ITER);
-    if (resumed == RESUMED_SHORT && !release_held && ns_since(d->end) < OFFCPU_DEFER_MAX_NS &&
-        rows_may_come(d->tgid))
+    if (resumed == RESUMED_SHORT && !release_held &&
+        bpf_ktime_get_ns() - d->end < OFFCPU_DEFER_MAX_NS && rows_may_come(d->tgid))
         return 0;
     if (resumed != RESUMED_WHOLE)
         stat_add(OFFCPU_STAT_DEFERRED_SHORT, 1);
@@ -481,7 +472,7 @@ int list_blocked(struct bpf_iter__task *ctx)
     if (!rec || !out || !rec->ts)
         return 0;
     since = rec->since;
-    if (!since || ns_since(since) < blocked_min_ns)
+    if (!since || bpf_ktime_get_ns() - since < blocked_min_ns)
         return 0;
     p = &rec->places[rec->id.place & 1];
     out->since_ns = since;
